@@ -1,0 +1,192 @@
+"""The root command: global options, sub-app registration, errors → one line and an exit code.
+
+Nothing here (or in any ``kctl.commands`` module at import time) imports confluent_kafka,
+kafka-python, pyspark or pyarrow, so ``kctl --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import typer
+
+from kctl import __version__, settings
+from kctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, KctlError
+
+app = typer.Typer(
+    name="kctl",
+    help="One command for Apache Kafka operations.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Example: kctl -b 127.0.0.1:9092 topics list -o json",
+)
+
+# Global options: accepted before or after the sub-command (see hoist_global_options).
+_GLOBAL_WITH_VALUE = {
+    "-b": "--bootstrap-server",
+    "--bootstrap-server": "--bootstrap-server",
+    "--bootstrap-servers": "--bootstrap-server",
+    "-p": "--profile",
+    "--profile": "--profile",
+    "--command-config": "--command-config",
+    "-X": "-X",
+    "--timeout": "--timeout",
+    "-o": "--output",
+    "--output": "--output",
+}
+_GLOBAL_FLAGS = {"--debug", "--no-color", "--no-headers"}
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """Move global options found anywhere before ``--`` to the front, so that
+    ``kctl topics list -o json`` means ``kctl -o json topics list`` as operators expect."""
+    hoisted: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest.extend(argv[i:])
+            break
+        name, eq, value = arg.partition("=")
+        if arg in _GLOBAL_FLAGS:
+            hoisted.append(arg)
+        elif arg in _GLOBAL_WITH_VALUE and i + 1 < len(argv):
+            hoisted += [_GLOBAL_WITH_VALUE[arg], argv[i + 1]]
+            i += 1
+        elif eq and name.startswith("--") and name in _GLOBAL_WITH_VALUE:
+            hoisted += [_GLOBAL_WITH_VALUE[name], value]
+        elif len(arg) > 2 and arg[:2] in ("-o", "-b", "-X", "-p") and arg[1] != "-":
+            hoisted += [_GLOBAL_WITH_VALUE[arg[:2]], arg[2:]]
+        else:
+            rest.append(arg)
+        i += 1
+    return hoisted + rest
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    bootstrap_server: str | None = typer.Option(
+        None,
+        "--bootstrap-server",
+        "-b",
+        envvar="KCTL_BOOTSTRAP_SERVERS",
+        help="Bootstrap servers, host:port[,host:port] (overrides the profile).",
+    ),
+    profile: str | None = typer.Option(
+        None, "--profile", "-p", envvar="KCTL_PROFILE", help="Connection profile to use."
+    ),
+    command_config: str | None = typer.Option(
+        None,
+        "--command-config",
+        help="Client .properties file, as the kafka-*.sh tools take.",
+        metavar="FILE",
+    ),
+    overrides: list[str] = typer.Option(
+        [], "-X", help="Client property override key=value (repeatable).", metavar="KEY=VALUE"
+    ),
+    timeout: float = typer.Option(15.0, "--timeout", help="Seconds to wait for the cluster."),
+    output: str | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="json|jsonl|yaml|csv|table|plain (default: table on a terminal, plain when piped).",
+    ),
+    no_headers: bool = typer.Option(False, "--no-headers", help="Omit the header row."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and client logs."),
+    no_color: bool = typer.Option(False, "--no-color", help="No colour in tables."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """One command for Apache Kafka operations: topics, configs, cluster, local broker, profiles."""
+    if timeout <= 0:
+        raise typer.BadParameter("must be above 0", param_hint="--timeout")
+    if output is not None and output not in settings.OUTPUT_FORMATS:
+        raise typer.BadParameter(
+            f"{output!r} is not one of {', '.join(settings.OUTPUT_FORMATS)}", param_hint="--output"
+        )
+    settings.install(
+        settings.Settings(
+            bootstrap_servers=bootstrap_server,
+            profile=profile,
+            command_config=command_config,
+            overrides=list(overrides),
+            timeout=timeout,
+            output=output,
+            no_headers=no_headers,
+            debug=debug,
+            color=not no_color,
+        )
+    )
+
+
+def _register() -> None:
+    from kctl.commands import cluster, configs, local, profile, topics
+
+    app.add_typer(topics.app, name="topics")
+    app.add_typer(configs.app, name="configs")
+    app.add_typer(cluster.app, name="cluster")
+    app.add_typer(profile.app, name="profile")
+    app.add_typer(local.app, name="local")
+
+
+_register()
+
+
+def _print_error(line: str) -> None:
+    sys.stderr.write(f"kctl: error: {line}\n")
+    sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
+    debug = "--debug" in args or bool(os.environ.get("KCTL_DEBUG"))
+    code = 0
+    try:
+        result = app(args=args, prog_name="kctl", standalone_mode=False)
+        code = result if isinstance(result, int) else 0
+    except typer.Exit as exc:
+        code = exc.exit_code
+    except typer.Abort:
+        code = EXIT_INTERRUPTED
+    except typer.TyperException as exc:
+        hint = ""
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            hint = f" (see '{ctx.command_path} --help')"
+        _print_error(" ".join(exc.format_message().split()) + hint)
+        code = exc.exit_code if exc.exit_code else EXIT_USAGE
+    except KctlError as exc:
+        if debug:
+            traceback.print_exc()
+        _print_error(exc.line())
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `kctl ... | head`: the reader left; end quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 0
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        _print_error(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        code = EXIT_FAILED
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(code)

@@ -1,0 +1,32 @@
+"""Small helpers shared by command modules: examples in help, confirmations, stderr notes."""
+
+from __future__ import annotations
+
+import sys
+
+from kctl.errors import Refused
+
+
+def example(*lines: str) -> str:
+    """An epilog for --help: every command carries at least one example."""
+    body = "\n\n".join(f"  {line}" for line in lines)
+    return f"[bold]Examples[/bold]\n\n{body}"
+
+
+def note(message: str) -> None:
+    """A message for people: stderr, never stdout."""
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def confirm(question: str, *, yes: bool, action: str) -> None:
+    """Go on only with --yes or an interactive 'y'; without a terminal, refuse."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise Refused(f"refusing to {action} without --yes", "stdin is not a terminal")
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise Refused(f"not confirmed: nothing was changed ({action})")

@@ -1,0 +1,247 @@
+"""kctl topics: list, describe, create, delete, add-partitions (kafka-topics.sh)."""
+
+from __future__ import annotations
+
+import typer
+
+from kctl.commands._common import confirm, example, note
+from kctl.formatters import Output, cols, emit
+
+app = typer.Typer(
+    help="List, describe, create and delete topics; add partitions.", no_args_is_help=True
+)
+
+
+def _parse_configs(items: list[str]) -> dict[str, str]:
+    from kctl.kafka.configs import parse_assignments
+
+    return {k: v or "" for k, v in parse_assignments(items, "set").items()} if items else {}
+
+
+@app.command(
+    "list", epilog=example("kctl topics list", "kctl topics list --pattern 'orders\\..*' -o json")
+)
+def list_(
+    internal: bool = typer.Option(
+        False, "--internal", help="Include internal topics (names starting '__')."
+    ),
+    pattern: str | None = typer.Option(
+        None, "--pattern", help="Regular expression the whole name must match."
+    ),
+) -> None:
+    """List topics with their partition count and replication factor."""
+    from kctl.kafka import topics
+    from kctl.kafka.client import Admin
+
+    rows = [
+        {
+            "topic": t.topic,
+            "partitions": len(t.partitions),
+            "replication_factor": t.replication_factor,
+            "internal": t.internal,
+        }
+        for t in topics.list_topics(Admin(), internal=internal, pattern=pattern)
+    ]
+    emit(Output(rows, cols("topic", "partitions:>", "replication_factor:>", "internal")))
+
+
+@app.command(
+    "describe",
+    epilog=example(
+        "kctl topics describe orders",
+        "kctl topics describe --under-replicated -o json",
+        "kctl topics describe --unavailable --no-headers -o plain | cut -f1,2",
+    ),
+)
+def describe(
+    names: list[str] = typer.Argument(None, help="Topics (default: all)."),
+    internal: bool = typer.Option(
+        False, "--internal", help="Include internal topics when listing all."
+    ),
+    under_replicated: bool = typer.Option(
+        False,
+        "--under-replicated",
+        help="Only partitions whose ISR is smaller than the replica set.",
+    ),
+    under_min_isr: bool = typer.Option(
+        False, "--under-min-isr", help="Only partitions whose ISR is below min.insync.replicas."
+    ),
+    at_min_isr: bool = typer.Option(
+        False, "--at-min-isr", help="Only partitions whose ISR equals min.insync.replicas."
+    ),
+    unavailable: bool = typer.Option(
+        False, "--unavailable", help="Only partitions without a live leader."
+    ),
+) -> None:
+    """Per partition: leader, replicas, ISR and offline replicas (kafka-topics.sh --describe)."""
+    from kctl.kafka import topics
+    from kctl.kafka.client import Admin
+
+    view, states = topics.describe_topics(Admin(), list(names or []), internal=internal)
+    live = set(view.brokers)
+    filtering = under_replicated or under_min_isr or at_min_isr or unavailable
+
+    def keep(t: topics.TopicState, p: topics.PartitionState) -> bool:
+        if not filtering:
+            return True
+        min_isr = t.min_insync_replicas or 1
+        return (
+            (under_replicated and p.under_replicated)
+            or (under_min_isr and len(p.isr) < min_isr)
+            or (at_min_isr and len(p.isr) == min_isr)
+            or (unavailable and p.unavailable(live))
+        )
+
+    rows, doc = [], []
+    for t in states:
+        parts = [p for p in t.partitions if keep(t, p)]
+        if filtering and not parts:
+            continue
+        doc.append(
+            {
+                "topic": t.topic,
+                "topic_id": t.topic_id,
+                "internal": t.internal,
+                "partition_count": len(t.partitions),
+                "replication_factor": t.replication_factor,
+                "min_insync_replicas": t.min_insync_replicas,
+                "partitions": [
+                    {
+                        "partition": p.partition,
+                        "leader": p.leader,
+                        "replicas": p.replicas,
+                        "isr": p.isr,
+                        "offline_replicas": p.offline_replicas,
+                    }
+                    for p in parts
+                ],
+            }
+        )
+        rows += [
+            {
+                "topic": t.topic,
+                "partition": p.partition,
+                "leader": p.leader if p.leader >= 0 else "none",
+                "replicas": p.replicas,
+                "isr": p.isr,
+                "offline_replicas": p.offline_replicas,
+            }
+            for p in parts
+        ]
+    emit(
+        Output(
+            rows,
+            cols("topic", "partition:>", "leader:>", "replicas", "isr", "offline_replicas"),
+            doc=doc,
+        )
+    )
+
+
+@app.command(
+    "create",
+    epilog=example(
+        "kctl topics create orders --partitions 6 --replication-factor 3 "
+        "--config retention.ms=604800000",
+        "kctl topics create audit --replica-assignment 1:2,2:3,3:1 --if-not-exists",
+    ),
+)
+def create(
+    name: str = typer.Argument(..., help="Topic name."),
+    partitions: int | None = typer.Option(
+        None, "--partitions", help="Partition count (default: the broker's)."
+    ),
+    replication_factor: int | None = typer.Option(
+        None, "--replication-factor", help="Replicas per partition (default: the broker's)."
+    ),
+    config: list[str] = typer.Option([], "--config", help="Topic config name=value (repeatable)."),
+    replica_assignment: str | None = typer.Option(
+        None,
+        "--replica-assignment",
+        help="Explicit placement: partitions by ',', brokers by ':' (1:2,2:3).",
+    ),
+    if_not_exists: bool = typer.Option(
+        False, "--if-not-exists", help="Succeed when the topic already exists."
+    ),
+) -> None:
+    """Create a topic; configs are checked against Kafka's topic configs before sending."""
+    from kctl.errors import UsageError
+    from kctl.kafka import topics
+    from kctl.kafka.client import Admin
+
+    configs = _parse_configs(config)
+    assignment = None
+    if replica_assignment is not None:
+        if partitions is not None or replication_factor is not None:
+            raise UsageError("--replica-assignment replaces --partitions and --replication-factor")
+        assignment = topics.parse_replica_assignment(replica_assignment)
+    result = topics.create_topic(
+        Admin(),
+        name,
+        partitions=partitions,
+        replication_factor=replication_factor,
+        configs=configs,
+        assignment=assignment,
+        if_not_exists=if_not_exists,
+    )
+    if result["status"] == "exists":
+        note(f"topic {name!r} already exists")
+    emit(Output([result], cols("topic", "status", "partitions:>", "replication_factor:>")))
+
+
+@app.command(
+    "delete",
+    epilog=example(
+        "kctl topics delete orders-tmp --yes", "kctl topics delete --pattern 'load-test-.*'"
+    ),
+)
+def delete(
+    names: list[str] = typer.Argument(None, help="Topics to delete."),
+    pattern: str | None = typer.Option(
+        None, "--pattern", help="Also delete topics whose whole name matches this regex."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    if_exists: bool = typer.Option(
+        False, "--if-exists", help="Named topics that do not exist are not an error."
+    ),
+    internal: bool = typer.Option(
+        False, "--internal", help="Let --pattern match internal topics too."
+    ),
+) -> None:
+    """Delete topics: lists what will go and asks unless --yes."""
+    from kctl.errors import UsageError
+    from kctl.kafka import topics
+    from kctl.kafka.client import Admin
+
+    if not names and pattern is None:
+        raise UsageError("name topics to delete, or give --pattern")
+    admin = Admin()
+    _, chosen = topics.resolve_names(
+        admin, list(names or []), pattern, internal=internal, missing_ok=if_exists
+    )
+    if not chosen:
+        note("no topic matches: nothing to delete")
+        emit(Output([], cols("topic", "status")))
+        return
+    note(f"will delete {len(chosen)} topic(s): {', '.join(chosen)}")
+    confirm(f"Delete {len(chosen)} topic(s)?", yes=yes, action="delete topics")
+    emit(Output(topics.delete_topics(admin, chosen), cols("topic", "status")))
+
+
+@app.command(
+    "add-partitions",
+    epilog=example("kctl topics add-partitions orders --partitions 12"),
+)
+def add_partitions(
+    name: str = typer.Argument(..., help="Topic."),
+    partitions: int = typer.Option(..., "--partitions", help="The new total partition count."),
+    replica_assignment: str | None = typer.Option(
+        None, "--replica-assignment", help="Placement of the new partitions only (1:2,2:3)."
+    ),
+) -> None:
+    """Raise a topic's partition count (keyed records will map to other partitions afterwards)."""
+    from kctl.kafka import topics
+    from kctl.kafka.client import Admin
+
+    assignment = topics.parse_replica_assignment(replica_assignment) if replica_assignment else None
+    result = topics.add_partitions(Admin(), name, partitions, assignment)
+    emit(Output([result], cols("topic", "status", "partitions_before:>", "partitions:>")))

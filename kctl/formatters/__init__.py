@@ -1,0 +1,164 @@
+"""Renderers: commands hand an :class:`Output` (rows + column spec, and optionally a nested
+document for json/yaml); one renderer per format writes it to stdout. Nothing else prints data.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from kctl import settings
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str | None = None
+    justify: str = "left"  # left | right
+    style: str | None = None
+
+    @property
+    def title(self) -> str:
+        return self.header or self.key.upper().replace("_", "-")
+
+
+@dataclass
+class Output:
+    """What a command produced. ``rows`` feed table/plain/csv (flat); ``doc`` feeds json/yaml
+    (defaults to ``rows``) and jsonl (one line per item of a list ``doc``)."""
+
+    rows: list[dict[str, Any]]
+    columns: Sequence[Column]
+    doc: Any = None
+    title: str | None = None
+    footer: list[dict[str, Any]] = field(default_factory=list)  # e.g. a totals row (tables only)
+
+    def document(self) -> Any:
+        return self.rows if self.doc is None else self.doc
+
+
+def cols(*specs: str | Column) -> list[Column]:
+    """Shorthand: ``cols("topic", "partition:>")`` — a trailing ``:>`` right-justifies."""
+    out = []
+    for spec in specs:
+        if isinstance(spec, Column):
+            out.append(spec)
+        elif spec.endswith(":>"):
+            out.append(Column(spec[:-2], justify="right"))
+        else:
+            out.append(Column(spec))
+    return out
+
+
+def cell(value: Any) -> str:
+    """A value as text for table/plain/csv cells."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple | set | frozenset):
+        return ",".join(cell(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}={cell(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def to_json(doc: Any, *, indent: bool = True) -> str:
+    import orjson
+
+    opt = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
+    return orjson.dumps(doc, default=_json_default, option=opt).decode()
+
+
+def _render_json(out: Output, stream: IO[str]) -> None:
+    stream.write(to_json(out.document()) + "\n")
+
+
+def _render_jsonl(out: Output, stream: IO[str]) -> None:
+    doc = out.document()
+    items = doc if isinstance(doc, list) else [doc]
+    stream.write("".join(to_json(item, indent=False) + "\n" for item in items))
+
+
+def _render_yaml(out: Output, stream: IO[str]) -> None:
+    # Round-trip through JSON so bytes/tuples become plain data, exactly as -o json shows them.
+    import orjson
+    import yaml
+
+    data = orjson.loads(to_json(out.document(), indent=False))
+    stream.write(
+        yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    )
+
+
+def _render_csv(out: Output, stream: IO[str]) -> None:
+    import csv
+
+    writer = csv.writer(stream, lineterminator="\n")
+    if not settings.current().no_headers:
+        writer.writerow([c.key for c in out.columns])
+    for row in out.rows:
+        writer.writerow([cell(row.get(c.key)) for c in out.columns])
+
+
+def _plain_cell(value: Any) -> str:
+    return cell(value).replace("\t", " ").replace("\n", " ")
+
+
+def _render_plain(out: Output, stream: IO[str]) -> None:
+    lines = []
+    if not settings.current().no_headers:
+        lines.append("\t".join(c.title for c in out.columns))
+    for row in [*out.rows, *out.footer]:
+        lines.append("\t".join(_plain_cell(row.get(c.key)) for c in out.columns))
+    stream.write("".join(line + "\n" for line in lines))
+
+
+def _render_table(out: Output, stream: IO[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    s = settings.current()
+    console = Console(file=stream, no_color=not s.use_color(), highlight=False, soft_wrap=False)
+    table = Table(
+        title=out.title,
+        show_header=not s.no_headers,
+        header_style="bold" if s.use_color() else None,
+        box=None,
+        pad_edge=False,
+        show_footer=False,
+    )
+    for c in out.columns:
+        table.add_column(c.title, justify=c.justify, style=c.style, overflow="fold")  # type: ignore[arg-type]
+    for row in out.rows:
+        table.add_row(*(cell(row.get(c.key)) for c in out.columns))
+    if out.footer:
+        table.add_section()
+        for row in out.footer:
+            table.add_row(*(cell(row.get(c.key)) for c in out.columns), style="bold")
+    console.print(table)
+
+
+RENDERERS: dict[str, Callable[[Output, IO[str]], None]] = {
+    "table": _render_table,
+    "plain": _render_plain,
+    "json": _render_json,
+    "jsonl": _render_jsonl,
+    "yaml": _render_yaml,
+    "csv": _render_csv,
+}
+
+
+def emit(out: Output, stream: IO[str] | None = None) -> None:
+    """Write ``out`` to stdout in the format the user asked for."""
+    RENDERERS[settings.current().output_format()](out, stream or sys.stdout)

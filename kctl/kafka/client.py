@@ -1,0 +1,147 @@
+"""Client construction and error translation for confluent-kafka (librdkafka).
+
+Every broker-facing operation goes through :class:`Admin` (or the producer/consumer builders
+that later modules add) so that failures become one-line :class:`KctlError`s with the reason
+librdkafka gave, and unreachable or misconfigured clusters fail fast instead of hanging.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+from kctl.errors import (
+    ConfigError,
+    ConnectionFailed,
+    KctlError,
+    NotFoundError,
+    UnsupportedByBroker,
+)
+from kctl.kafka.connect import Connection, librdkafka_config, resolve
+
+# librdkafka error names that mean: stop trying, the connection itself is wrong.
+_FATAL_CONNECT = {"_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED", "_SSL", "_ALL_BROKERS_DOWN"}
+_NOT_FOUND = {"UNKNOWN_TOPIC_OR_PART", "UNKNOWN_TOPIC_ID", "GROUP_ID_NOT_FOUND", "_UNKNOWN_TOPIC"}
+
+
+def error_name(exc: BaseException) -> str | None:
+    err = exc.args[0] if exc.args else None
+    name = getattr(err, "name", None)
+    return name() if callable(name) else None
+
+
+def error_text(exc: BaseException) -> str:
+    err = exc.args[0] if exc.args else None
+    text = getattr(err, "str", None)
+    return text() if callable(text) else str(exc)
+
+
+def translate(exc: BaseException, what: str) -> KctlError:
+    """A librdkafka exception as a one-line KctlError; ``what`` says what we were doing."""
+    name = error_name(exc) or type(exc).__name__
+    text = error_text(exc)
+    if name in _NOT_FOUND:
+        return NotFoundError(what, text)
+    if name in ("_UNSUPPORTED_FEATURE", "UNSUPPORTED_VERSION", "INVALID_REQUEST") and (
+        "not supported" in text.lower() or name != "INVALID_REQUEST"
+    ):
+        return UnsupportedByBroker(_api_in(text) or "this request", what)
+    if name in ("_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED"):
+        return ConnectionFailed(f"{what}: authentication failed", text)
+    return KctlError(what, f"{name}: {text}")
+
+
+def _api_in(text: str) -> str | None:
+    # librdkafka: "CreatePartitions (KIP-195) not supported by broker, requires ..."
+    head = text.split(" not supported", 1)[0].strip()
+    return head.split(" (", 1)[0] if head and head != text.strip() else None
+
+
+class Admin:
+    """An AdminClient bound to this invocation's connection and timeout."""
+
+    def __init__(self, conn: Connection | None = None) -> None:
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        self.conn = conn or resolve()
+        self.errors: deque[Any] = deque(maxlen=50)
+        try:
+            self.client = AdminClient(librdkafka_config(self.conn, error_cb=self.errors.append))
+        except (KafkaException, ValueError, TypeError) as exc:
+            raise ConfigError("invalid client configuration", error_text(exc)) from exc
+
+    @property
+    def timeout(self) -> float:
+        return self.conn.timeout
+
+    def _fatal_error(self) -> Any | None:
+        """The most telling connection error librdkafka reported, if it gave up on every broker."""
+        self.client.poll(0)
+        names = [e.name() for e in self.errors]
+        if not any(n in _FATAL_CONNECT for n in names):
+            return None
+        for preferred in (
+            "_AUTHENTICATION",
+            "SASL_AUTHENTICATION_FAILED",
+            "_SSL",
+            "_RESOLVE",
+            "_TRANSPORT",
+        ):
+            for err in reversed(self.errors):
+                if err.name() == preferred:
+                    return err
+        return self.errors[-1]
+
+    def metadata(self, topic: str | None = None) -> Any:
+        """Cluster metadata; fails fast and clearly when the cluster cannot be reached."""
+        from confluent_kafka import KafkaException
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return self.client.list_topics(topic, timeout=max(0.05, min(1.0, remaining)))
+            except KafkaException as exc:
+                fatal = self._fatal_error()
+                if fatal is not None:
+                    raise self._connect_error(fatal.name(), fatal.str()) from exc
+                if remaining <= 1.0:
+                    last = self.errors[-1].str() if self.errors else error_text(exc)
+                    raise ConnectionFailed(
+                        f"no answer from {self.conn.bootstrap_servers} within {self.timeout:g}s",
+                        last,
+                    ) from exc
+
+    def _connect_error(self, name: str, text: str) -> KctlError:
+        servers = self.conn.bootstrap_servers
+        if name in ("_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED"):
+            return ConnectionFailed(f"authentication to {servers} failed", _strip_prefix(text))
+        if name == "_SSL":
+            return ConnectionFailed(f"TLS handshake with {servers} failed", _strip_prefix(text))
+        if name == "_RESOLVE":
+            return ConnectionFailed(f"cannot resolve {servers}", _strip_prefix(text))
+        return ConnectionFailed(f"cannot connect to {servers}", _strip_prefix(text))
+
+    def result(self, future: Any, what: str) -> Any:
+        """Wait for one admin future within the timeout, translating failures."""
+        import concurrent.futures
+
+        from confluent_kafka import KafkaException
+
+        try:
+            return future.result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError as exc:
+            fatal = self._fatal_error()
+            if fatal is not None:
+                raise self._connect_error(fatal.name(), fatal.str()) from exc
+            raise KctlError(what, f"no answer within {self.timeout:g}s") from exc
+        except KafkaException as exc:
+            raise translate(exc, what) from exc
+
+
+def _strip_prefix(text: str) -> str:
+    # "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: ..." -> after the broker tag
+    head, sep, tail = text.partition(": ")
+    return tail if sep and "/" in head else text

@@ -1,0 +1,86 @@
+"""Cluster operations: describe (kafka-cluster / kafka-metadata style) and API versions per broker
+(kafka-broker-api-versions.sh)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kctl.errors import ConnectionFailed, KctlError
+from kctl.kafka.apis import api_name
+from kctl.kafka.client import Admin
+from kctl.kafka.connect import Connection, kafka_python_config
+
+
+@dataclass
+class Broker:
+    id: int
+    host: str
+    port: int
+    rack: str | None
+    is_controller: bool
+
+
+@dataclass
+class ClusterInfo:
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: list[Broker]
+
+
+def describe(admin: Admin) -> ClusterInfo:
+    admin.metadata()  # fail fast, with the connection error, when unreachable
+    try:
+        desc = admin.result(
+            admin.client.describe_cluster(request_timeout=admin.timeout), "describing the cluster"
+        )
+        controller = desc.controller.id if desc.controller is not None else None
+        brokers = [
+            Broker(n.id, n.host, n.port, n.rack, n.id == controller)
+            for n in sorted(desc.nodes, key=lambda n: n.id)
+        ]
+        return ClusterInfo(desc.cluster_id, controller, brokers)
+    except KctlError:
+        md = admin.metadata()  # brokers older than DescribeCluster (2.8)
+        brokers = [
+            Broker(b.id, b.host, b.port, None, b.id == md.controller_id)
+            for b in sorted(md.brokers.values(), key=lambda b: b.id)
+        ]
+        return ClusterInfo(md.cluster_id, md.controller_id, brokers)
+
+
+def api_versions(conn: Connection) -> list[dict[str, Any]]:
+    """Supported version ranges per API, per broker, as each broker's ApiVersions answers."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    try:
+        client = KafkaAdminClient(**kafka_python_config(conn))
+    except KafkaError as exc:
+        raise ConnectionFailed(
+            f"cannot connect to {conn.bootstrap_servers}", str(exc) or type(exc).__name__
+        ) from exc
+    try:
+        meta = client.describe_cluster()
+        rows: list[dict[str, Any]] = []
+        for broker in sorted(meta["brokers"], key=lambda b: b["broker_id"]):
+            try:
+                data = client.get_broker_version_data(broker["broker_id"])
+            except KafkaError as exc:
+                raise KctlError(
+                    f"asking broker {broker['broker_id']} for its API versions", str(exc)
+                ) from exc
+            for key, (low, high) in sorted(data.api_versions.items()):
+                rows.append(
+                    {
+                        "broker": broker["broker_id"],
+                        "address": f"{broker['host']}:{broker['port']}",
+                        "api_key": int(key),
+                        "api": api_name(int(key)),
+                        "min_version": low,
+                        "max_version": high,
+                    }
+                )
+        return rows
+    finally:
+        client.close()

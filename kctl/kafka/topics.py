@@ -1,0 +1,311 @@
+"""Topic operations (kafka-topics.sh): plain functions taking an :class:`Admin`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kctl.errors import KctlError, NotFoundError, UsageError
+from kctl.kafka.client import Admin
+
+_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+@dataclass
+class PartitionState:
+    partition: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+    offline_replicas: list[int]
+    error: str | None = None
+
+    @property
+    def under_replicated(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    def unavailable(self, live: set[int]) -> bool:
+        return self.leader < 0 or self.leader not in live
+
+
+@dataclass
+class TopicState:
+    topic: str
+    internal: bool
+    partitions: list[PartitionState]
+    topic_id: str | None = None
+    min_insync_replicas: int | None = None
+    error: str | None = None
+
+    @property
+    def replication_factor(self) -> int:
+        return max((len(p.replicas) for p in self.partitions), default=0)
+
+
+@dataclass
+class ClusterView:
+    """What one Metadata request says: live brokers and topics."""
+
+    cluster_id: str | None
+    controller_id: int
+    brokers: dict[int, tuple[str, int]]
+    topics: dict[str, TopicState] = field(default_factory=dict)
+
+
+def is_internal(name: str) -> bool:
+    """Kafka's own internal topics and, by convention, every name starting with '__'."""
+    return name.startswith("__")
+
+
+def validate_topic_name(name: str) -> None:
+    if name in (".", "..") or not _TOPIC_NAME.match(name):
+        raise UsageError(
+            f"invalid topic name {name!r}",
+            "use 1-249 characters from a-z A-Z 0-9 . _ -, and not '.' or '..'",
+        )
+
+
+def cluster_view(admin: Admin, topic: str | None = None) -> ClusterView:
+    md = admin.metadata(topic)
+    brokers = {b.id: (b.host, b.port) for b in md.brokers.values()}
+    live = set(brokers)
+    view = ClusterView(md.cluster_id, md.controller_id, brokers)
+    for name, tm in md.topics.items():
+        err = tm.error.str() if tm.error is not None else None
+        parts = [
+            PartitionState(
+                partition=p.id,
+                leader=p.leader,
+                replicas=list(p.replicas),
+                isr=list(p.isrs),
+                offline_replicas=[r for r in p.replicas if r not in live],
+                error=p.error.str() if p.error is not None else None,
+            )
+            for p in sorted(tm.partitions.values(), key=lambda p: p.id)
+        ]
+        view.topics[name] = TopicState(name, is_internal(name), parts, error=err)
+    return view
+
+
+def list_topics(
+    admin: Admin, *, internal: bool = False, pattern: str | None = None
+) -> list[TopicState]:
+    view = cluster_view(admin)
+    rx = _compile(pattern)
+    return [
+        t
+        for name, t in sorted(view.topics.items())
+        if (internal or not t.internal) and (rx is None or rx.fullmatch(name))
+    ]
+
+
+def _compile(pattern: str | None) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"invalid --pattern {pattern!r}", str(exc)) from exc
+
+
+def resolve_names(
+    admin: Admin, names: list[str], pattern: str | None, *, internal: bool, missing_ok: bool
+) -> tuple[ClusterView, list[str]]:
+    """Named topics (each must exist unless ``missing_ok``) plus those matching ``pattern``."""
+    view = cluster_view(admin)
+    chosen: list[str] = []
+    for name in names:
+        if name in view.topics:
+            chosen.append(name)
+        elif not missing_ok:
+            raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
+    rx = _compile(pattern)
+    if rx is not None:
+        chosen += [
+            n for n in sorted(view.topics) if rx.fullmatch(n) and (internal or not is_internal(n))
+        ]
+    return view, list(dict.fromkeys(chosen))
+
+
+def describe_topics(
+    admin: Admin, names: list[str], *, internal: bool = False
+) -> tuple[ClusterView, list[TopicState]]:
+    """Full state of the named topics (all topics when ``names`` is empty), with topic ids and
+    the effective min.insync.replicas."""
+    from confluent_kafka import TopicCollection
+
+    view, chosen = resolve_names(admin, names, None, internal=internal, missing_ok=False)
+    if not names:
+        chosen = [n for n in sorted(view.topics) if internal or not view.topics[n].internal]
+    topics = [view.topics[n] for n in chosen]
+    if not topics:
+        return view, []
+    try:
+        futures = admin.client.describe_topics(
+            TopicCollection(chosen), request_timeout=admin.timeout
+        )
+        for name, fut in futures.items():
+            desc = admin.result(fut, f"describing topic {name!r}")
+            view.topics[name].topic_id = str(desc.topic_id) if desc.topic_id else None
+            view.topics[name].internal = bool(desc.is_internal) or view.topics[name].internal
+    except KctlError:
+        pass  # DescribeTopicPartitions is optional: ids stay unknown
+    for name, value in min_insync_replicas(admin, chosen).items():
+        view.topics[name].min_insync_replicas = value
+    return view, topics
+
+
+def min_insync_replicas(admin: Admin, topics: list[str]) -> dict[str, int]:
+    """Effective min.insync.replicas per topic (the topic's value, else the broker default, 1)."""
+    from confluent_kafka.admin import ConfigResource
+
+    if not topics:
+        return {}
+    resources = [ConfigResource("topic", t) for t in topics]
+    out: dict[str, int] = {}
+    futures = admin.client.describe_configs(resources, request_timeout=admin.timeout)
+    for res, fut in futures.items():
+        entries = admin.result(fut, f"describing configs of topic {res.name!r}")
+        entry = entries.get("min.insync.replicas")
+        try:
+            out[res.name] = int(entry.value) if entry is not None and entry.value else 1
+        except ValueError:
+            out[res.name] = 1
+    return out
+
+
+def parse_replica_assignment(text: str) -> list[list[int]]:
+    """kafka-topics.sh syntax: partitions separated by ',', replicas by ':' ("1:2,2:3")."""
+    assignment: list[list[int]] = []
+    for i, part in enumerate(text.split(",")):
+        try:
+            replicas = [int(b) for b in part.split(":")]
+        except ValueError:
+            raise UsageError(
+                f"malformed --replica-assignment {text!r}",
+                f"partition {i}: expected broker ids like 1:2:3, got {part!r}",
+            ) from None
+        if len(set(replicas)) != len(replicas):
+            raise UsageError(
+                f"malformed --replica-assignment {text!r}", f"partition {i} repeats a broker"
+            )
+        assignment.append(replicas)
+    if len({len(r) for r in assignment}) > 1:
+        raise UsageError(
+            f"malformed --replica-assignment {text!r}",
+            "every partition needs the same number of replicas",
+        )
+    return assignment
+
+
+def _check_brokers(assignment: list[list[int]], view: ClusterView) -> None:
+    for i, replicas in enumerate(assignment):
+        unknown = [b for b in replicas if b not in view.brokers]
+        if unknown:
+            raise KctlError(
+                f"replica assignment for partition {i} names unknown broker {unknown[0]}",
+                f"brokers: {', '.join(str(b) for b in sorted(view.brokers))}",
+            )
+
+
+def create_topic(
+    admin: Admin,
+    name: str,
+    *,
+    partitions: int | None,
+    replication_factor: int | None,
+    configs: dict[str, str],
+    assignment: list[list[int]] | None,
+    if_not_exists: bool,
+) -> dict[str, Any]:
+    from confluent_kafka.admin import NewTopic
+
+    from kctl.kafka.config_catalog import validate_topic_configs
+
+    validate_topic_name(name)
+    problems = validate_topic_configs(configs)
+    if problems:
+        raise KctlError(f"invalid config for topic {name!r}", problems[0])
+    view = cluster_view(admin)
+    if name in view.topics:
+        if if_not_exists:
+            return {
+                "topic": name,
+                "status": "exists",
+                "partitions": len(view.topics[name].partitions),
+            }
+        raise KctlError(f"topic {name!r} already exists", "use --if-not-exists to accept that")
+    if partitions is not None and partitions < 1:
+        raise UsageError(f"--partitions must be at least 1, got {partitions}")
+    if replication_factor is not None:
+        if replication_factor < 1:
+            raise UsageError(f"--replication-factor must be at least 1, got {replication_factor}")
+        if replication_factor > len(view.brokers):
+            raise KctlError(
+                f"replication factor {replication_factor} is larger than the number of brokers",
+                f"{len(view.brokers)} available",
+            )
+    if assignment is not None:
+        _check_brokers(assignment, view)
+        topic = NewTopic(name, replica_assignment=assignment, config=configs)
+    else:
+        topic = NewTopic(
+            name,
+            num_partitions=-1 if partitions is None else partitions,
+            replication_factor=-1 if replication_factor is None else replication_factor,
+            config=configs,
+        )
+    futures = admin.client.create_topics([topic], request_timeout=admin.timeout)
+    try:
+        admin.result(futures[name], f"creating topic {name!r}")
+    except KctlError as exc:
+        if if_not_exists and "TOPIC_ALREADY_EXISTS" in str(exc.why):
+            return {"topic": name, "status": "exists", "partitions": None}
+        raise
+    count = len(assignment) if assignment is not None else partitions
+    return {
+        "topic": name,
+        "status": "created",
+        "partitions": count,
+        "replication_factor": len(assignment[0]) if assignment else replication_factor,
+    }
+
+
+def delete_topics(admin: Admin, names: list[str]) -> list[dict[str, Any]]:
+    futures = admin.client.delete_topics(names, request_timeout=admin.timeout)
+    results = []
+    for name in names:
+        admin.result(futures[name], f"deleting topic {name!r}")
+        results.append({"topic": name, "status": "deleted"})
+    return results
+
+
+def add_partitions(
+    admin: Admin, name: str, total: int, assignment: list[list[int]] | None
+) -> dict[str, Any]:
+    from confluent_kafka.admin import NewPartitions
+
+    view, _ = resolve_names(admin, [name], None, internal=True, missing_ok=False)
+    current = len(view.topics[name].partitions)
+    if total <= current:
+        raise KctlError(
+            f"topic {name!r} already has {current} partitions",
+            f"--partitions must be above {current}; Kafka cannot remove partitions",
+        )
+    if assignment is not None:
+        if len(assignment) != total - current:
+            raise UsageError(
+                "--replica-assignment must list the new partitions only",
+                f"expected {total - current}, got {len(assignment)}",
+            )
+        _check_brokers(assignment, view)
+    request = NewPartitions(name, total, replica_assignment=assignment)
+    futures = admin.client.create_partitions([request], request_timeout=admin.timeout)
+    admin.result(futures[name], f"adding partitions to topic {name!r}")
+    return {
+        "topic": name,
+        "status": "partitions added",
+        "partitions_before": current,
+        "partitions": total,
+    }
