@@ -199,6 +199,51 @@ TOPIC_CONFIGS: dict[str, ConfigSpec] = {
     )
 }
 
+# Broker-level names (ServerTopicConfigSynonyms) that set a topic config's cluster default; users
+# often pass these where a topic config is expected.
+_BROKER_SYNONYMS: dict[str, str] = {
+    **{
+        f"log.{n}": n
+        for n in (
+            "segment.bytes",
+            "retention.bytes",
+            "retention.ms",
+            "index.interval.bytes",
+            "cleanup.policy",
+            "preallocate",
+            "message.timestamp.type",
+            "message.format.version",
+            "message.timestamp.before.max.ms",
+            "message.timestamp.after.max.ms",
+            "message.timestamp.difference.max.ms",
+            "message.downconversion.enable",
+            "local.retention.ms",
+            "local.retention.bytes",
+        )
+    },
+    **{
+        f"log.cleaner.{n}": n
+        for n in (
+            "delete.retention.ms",
+            "min.compaction.lag.ms",
+            "max.compaction.lag.ms",
+        )
+    },
+    "log.roll.ms": "segment.ms",
+    "log.roll.hours": "segment.ms",
+    "log.roll.jitter.ms": "segment.jitter.ms",
+    "log.roll.jitter.hours": "segment.jitter.ms",
+    "log.index.size.max.bytes": "segment.index.bytes",
+    "log.flush.interval.messages": "flush.messages",
+    "log.flush.interval.ms": "flush.ms",
+    "log.flush.scheduler.interval.ms": "flush.ms",
+    "log.retention.minutes": "retention.ms",
+    "log.retention.hours": "retention.ms",
+    "message.max.bytes": "max.message.bytes",
+    "log.segment.delete.delay.ms": "file.delete.delay.ms",
+    "log.cleaner.min.cleanable.ratio": "min.cleanable.dirty.ratio",
+}
+
 # --- parsing, following org.apache.kafka.common.config.ConfigDef.parseType -----------------------
 
 _JAVA_TRIM = "".join(chr(c) for c in range(0x21))  # String.trim() drops every char <= U+0020
@@ -264,6 +309,8 @@ def _effective_min(spec: ConfigSpec, broker: tuple[int, int] | None) -> int | fl
 
 
 def _unknown(name: str) -> str:
+    if name in _BROKER_SYNONYMS:
+        return f"unknown topic config {name!r} (broker config; use {_BROKER_SYNONYMS[name]!r})"
     close = difflib.get_close_matches(name.strip().lower(), TOPIC_CONFIGS, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown topic config {name!r}{hint}"

@@ -81,9 +81,7 @@ def describe(admin: Admin, ent: Entity, *, include_defaults: bool) -> list[Confi
     """Without ``include_defaults`` only values set on the entity (dynamic configs), like
     kafka-configs.sh --describe; with it, every config with its source and synonyms."""
     _check_exists(admin, ent)
-    futures = admin.client.describe_configs(
-        [_resource(ent)], request_timeout=admin.timeout, include_synonyms=include_defaults
-    )
+    futures = admin.client.describe_configs([_resource(ent)], request_timeout=admin.timeout)
     entries = admin.result(next(iter(futures.values())), f"describing configs of {ent.label()}")
     out = []
     for name, e in sorted(entries.items()):

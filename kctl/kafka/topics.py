@@ -248,7 +248,9 @@ def create_topic(
             )
     if assignment is not None:
         _check_brokers(assignment, view)
-        topic = NewTopic(name, replica_assignment=assignment, config=configs)
+        topic = NewTopic(
+            name, num_partitions=len(assignment), replica_assignment=assignment, config=configs
+        )
     else:
         topic = NewTopic(
             name,
@@ -263,6 +265,8 @@ def create_topic(
         if if_not_exists and "TOPIC_ALREADY_EXISTS" in str(exc.why):
             return {"topic": name, "status": "exists", "partitions": None}
         raise
+    if assignment is not None:
+        _verify_assignment(admin, name, assignment)
     count = len(assignment) if assignment is not None else partitions
     return {
         "topic": name,
@@ -270,6 +274,29 @@ def create_topic(
         "partitions": count,
         "replication_factor": len(assignment[0]) if assignment else replication_factor,
     }
+
+
+def _verify_assignment(admin: Admin, name: str, assignment: list[list[int]]) -> None:
+    """Read the new topic back: a broker that ignored the asked placement is an error."""
+    import time
+
+    deadline = time.monotonic() + admin.timeout
+    got: list[list[int]] = []
+    while time.monotonic() < deadline:
+        topic = cluster_view(admin, name).topics.get(name)
+        if topic is not None and topic.partitions and topic.error is None:
+            got = [p.replicas for p in topic.partitions]
+            break
+        time.sleep(0.1)
+    if got != assignment:
+        raise KctlError(
+            f"topic {name!r} was created, but the broker did not apply the replica assignment",
+            f"asked {_placement(assignment)}, got {_placement(got)}",
+        )
+
+
+def _placement(assignment: list[list[int]]) -> str:
+    return ",".join(":".join(str(b) for b in replicas) for replicas in assignment) or "nothing"
 
 
 def delete_topics(admin: Admin, names: list[str]) -> list[dict[str, Any]]:
@@ -300,7 +327,11 @@ def add_partitions(
                 f"expected {total - current}, got {len(assignment)}",
             )
         _check_brokers(assignment, view)
-    request = NewPartitions(name, total, replica_assignment=assignment)
+    request = (
+        NewPartitions(name, total, replica_assignment=assignment)
+        if assignment
+        else NewPartitions(name, total)
+    )
     futures = admin.client.create_partitions([request], request_timeout=admin.timeout)
     admin.result(futures[name], f"adding partitions to topic {name!r}")
     return {

@@ -141,6 +141,7 @@ def start(
     host: str = "127.0.0.1",
     directory: Path | None = None,
     wait: float = 30.0,
+    extra_args: tuple[str, ...] = (),
 ) -> tuple[BrokerInfo, bool]:
     """Start the broker unless ours is already running; return (info, started_now).
     Waits until ApiVersions answers; on failure the error carries the log's last line."""
@@ -157,8 +158,9 @@ def start(
     log_path = directory / LOG_FILE
     url = f"tcp://{host}:{port}"
     with open(log_path, "ab") as log:
+        args = [binary, "broker", "--listener-url", url, "--advertised-listener-url", url]
         proc = subprocess.Popen(
-            [binary, "broker", "--listener-url", url, "--advertised-listener-url", url],
+            [*args, *extra_args],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
