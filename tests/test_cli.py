@@ -1,0 +1,108 @@
+"""The command line itself: help, version, examples, start-up imports, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kctl.cli import app, hoist_global_options
+
+HEAVY = ("confluent_kafka", "kafka", "pyspark", "pyarrow")
+
+
+def _commands(typer_app, prefix=()):  # every leaf command path
+    import typer.main
+
+    group = typer.main.get_group(typer_app)
+
+    def walk(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                yield from walk(sub, (*path, name))
+        else:
+            yield path
+
+    yield from walk(group, prefix)
+
+
+def test_help_imports_no_client_library():
+    code = (
+        "import sys\n"
+        "from kctl.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_help_lists_every_command_group(offline_kctl):
+    r = offline_kctl("--help")
+    assert r.code == 0
+    for group in ("topics", "configs", "cluster", "profile", "local"):
+        assert group in r.stdout
+
+
+@pytest.mark.parametrize("path", sorted(_commands(app)), ids=lambda p: " ".join(p))
+def test_every_command_help_ends_with_an_example(offline_kctl, path):
+    r = offline_kctl(*path, "--help")
+    assert r.code == 0, r
+    tail = r.stdout.rsplit("Example", 1)
+    assert len(tail) == 2, f"no example in kctl {' '.join(path)} --help"
+    assert "kctl " in tail[1]
+
+
+def test_version(offline_kctl):
+    from kctl import __version__
+
+    r = offline_kctl("--version")
+    assert r.code == 0 and r.stdout.strip() == f"kctl {__version__}"
+
+
+def test_unknown_command_is_usage_error(offline_kctl):
+    r = offline_kctl("topix")
+    assert r.code == 2
+    assert r.stderr.startswith("kctl: error: ") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_global_options_are_hoisted_from_anywhere():
+    argv = ["topics", "list", "-o", "json", "--pattern", "x", "-Xa=b", "--debug", "--timeout=3"]
+    assert hoist_global_options(argv) == [
+        "--output",
+        "json",
+        "-X",
+        "a=b",
+        "--debug",
+        "--timeout",
+        "3",
+        "topics",
+        "list",
+        "--pattern",
+        "x",
+    ]
+    assert hoist_global_options(["produce", "--", "-o"]) == ["produce", "--", "-o"]
+
+
+def test_closed_pipe_ends_quietly_with_exit_zero(kctl_env, tmp_path):
+    # Far more than a pipe buffer of rows through `head -n 1`: the reader leaves early.
+    import yaml
+
+    profiles = {f"p{i:05d}": {"bootstrap_servers": f"host-{i}.example:9092"} for i in range(3000)}
+    config = tmp_path / "many.yaml"
+    config.write_text(yaml.safe_dump({"profiles": profiles}))
+    proc = subprocess.run(
+        f"{sys.executable} -m kctl profile list -o jsonl | head -n 1; echo rc=${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        env={**kctl_env, "KCTL_CONFIG": str(config)},
+    )
+    first, status = proc.stdout.splitlines()
+    assert json.loads(first)["name"] == "p00000"
+    assert status == "rc=0"
+    assert proc.stderr == ""
