@@ -28,7 +28,11 @@ def test_example_profile_loads_and_builds_both_client_configs(path, monkeypatch,
     rd = librdkafka_config(conn)
     kp = kafka_python_config(conn)
     assert rd["bootstrap.servers"] == pfile.get(pfile.current).bootstrap_servers
-    assert rd["security.protocol"] == kp["security_protocol"] == pfile.get(pfile.current).security_protocol
+    assert (
+        rd["security.protocol"]
+        == kp["security_protocol"]
+        == pfile.get(pfile.current).security_protocol
+    )
     if conn.sasl_password is not None:
         assert rd["sasl.password"] == kp["sasl_plain_password"] == "from-env"
     if conn.key_password is not None:
