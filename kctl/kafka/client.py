@@ -66,9 +66,9 @@ class Admin:
         from confluent_kafka.admin import AdminClient
 
         self.conn = conn or resolve()
-        self.errors: deque[Any] = deque(maxlen=50)
+        self.log = ErrorLog()
         try:
-            self.client = AdminClient(librdkafka_config(self.conn, error_cb=self.errors.append))
+            self.client = AdminClient(librdkafka_config(self.conn, error_cb=self.log))
         except (KafkaException, ValueError, TypeError) as exc:
             raise ConfigError("invalid client configuration", error_text(exc)) from exc
 
@@ -77,8 +77,64 @@ class Admin:
         return self.conn.timeout
 
     def _fatal_error(self) -> Any | None:
-        """The most telling connection error librdkafka reported, if it gave up on every broker."""
-        self.client.poll(0)
+        self.client.poll(0)  # serves error_cb
+        return self.log.fatal()
+
+    def metadata(self, topic: str | None = None) -> Any:
+        """Cluster metadata; fails fast and clearly when the cluster cannot be reached."""
+        from confluent_kafka import KafkaException
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return self.client.list_topics(topic, timeout=max(0.05, min(1.0, remaining)))
+            except KafkaException as exc:
+                fatal = self._fatal_error()
+                if fatal is not None:
+                    raise connect_error(self.conn, fatal) from exc
+                if remaining <= 1.0:
+                    errors = self.log.errors
+                    last = errors[-1].str() if errors else error_text(exc)
+                    raise ConnectionFailed(
+                        f"no answer from {self.conn.bootstrap_servers} within {self.timeout:g}s",
+                        last,
+                    ) from exc
+
+    def result(self, future: Any, what: str) -> Any:
+        """Wait for one admin future within the timeout, translating failures."""
+        import concurrent.futures
+
+        from confluent_kafka import KafkaException
+
+        try:
+            return future.result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError as exc:
+            fatal = self._fatal_error()
+            if fatal is not None:
+                raise connect_error(self.conn, fatal) from exc
+            raise KctlError(what, f"no answer within {self.timeout:g}s") from exc
+        except KafkaException as exc:
+            raise translate(exc, what) from exc
+
+
+def _strip_prefix(text: str) -> str:
+    # "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: ..." -> after the broker tag
+    head, sep, tail = text.partition(": ")
+    return tail if sep and "/" in head else text
+
+
+class ErrorLog:
+    """librdkafka error_cb sink: keeps the last errors so a failure can say why."""
+
+    def __init__(self) -> None:
+        self.errors: deque[Any] = deque(maxlen=50)
+
+    def __call__(self, err: Any) -> None:
+        self.errors.append(err)
+
+    def fatal(self) -> Any | None:
+        """The most telling connection error, once librdkafka gave up on every broker."""
         names = [e.name() for e in self.errors]
         if not any(n in _FATAL_CONNECT for n in names):
             return None
@@ -94,54 +150,42 @@ class Admin:
                     return err
         return self.errors[-1]
 
-    def metadata(self, topic: str | None = None) -> Any:
-        """Cluster metadata; fails fast and clearly when the cluster cannot be reached."""
-        from confluent_kafka import KafkaException
 
-        deadline = time.monotonic() + self.timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                return self.client.list_topics(topic, timeout=max(0.05, min(1.0, remaining)))
-            except KafkaException as exc:
-                fatal = self._fatal_error()
-                if fatal is not None:
-                    raise self._connect_error(fatal.name(), fatal.str()) from exc
-                if remaining <= 1.0:
-                    last = self.errors[-1].str() if self.errors else error_text(exc)
-                    raise ConnectionFailed(
-                        f"no answer from {self.conn.bootstrap_servers} within {self.timeout:g}s",
-                        last,
-                    ) from exc
+def make_producer(conn: Connection | None = None, **extra: Any) -> tuple[Any, ErrorLog]:
+    """A confluent-kafka Producer for this invocation (``extra``: librdkafka properties the
+    command chooses; the user's -X still wins). Returns the producer and its error log."""
+    from confluent_kafka import KafkaException, Producer
 
-    def _connect_error(self, name: str, text: str) -> KctlError:
-        servers = self.conn.bootstrap_servers
-        if name in ("_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED"):
-            return ConnectionFailed(f"authentication to {servers} failed", _strip_prefix(text))
-        if name == "_SSL":
-            return ConnectionFailed(f"TLS handshake with {servers} failed", _strip_prefix(text))
-        if name == "_RESOLVE":
-            return ConnectionFailed(f"cannot resolve {servers}", _strip_prefix(text))
-        return ConnectionFailed(f"cannot connect to {servers}", _strip_prefix(text))
-
-    def result(self, future: Any, what: str) -> Any:
-        """Wait for one admin future within the timeout, translating failures."""
-        import concurrent.futures
-
-        from confluent_kafka import KafkaException
-
-        try:
-            return future.result(timeout=self.timeout)
-        except concurrent.futures.TimeoutError as exc:
-            fatal = self._fatal_error()
-            if fatal is not None:
-                raise self._connect_error(fatal.name(), fatal.str()) from exc
-            raise KctlError(what, f"no answer within {self.timeout:g}s") from exc
-        except KafkaException as exc:
-            raise translate(exc, what) from exc
+    conn = conn or resolve()
+    log = ErrorLog()
+    try:
+        return Producer(librdkafka_config(conn, error_cb=log, **extra)), log
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ConfigError("invalid producer configuration", error_text(exc)) from exc
 
 
-def _strip_prefix(text: str) -> str:
-    # "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: ..." -> after the broker tag
-    head, sep, tail = text.partition(": ")
-    return tail if sep and "/" in head else text
+def make_consumer(conn: Connection | None = None, **extra: Any) -> tuple[Any, ErrorLog]:
+    """A confluent-kafka Consumer for this invocation; see :func:`make_producer`."""
+    from confluent_kafka import Consumer, KafkaException
+
+    conn = conn or resolve()
+    log = ErrorLog()
+    extra.setdefault("group.id", "kctl-no-group")
+    extra.setdefault("enable.auto.commit", False)
+    try:
+        return Consumer(librdkafka_config(conn, error_cb=log, **extra)), log
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ConfigError("invalid consumer configuration", error_text(exc)) from exc
+
+
+def connect_error(conn: Connection, err: Any) -> KctlError:
+    """A fatal librdkafka connection error as the one-line error every command gives."""
+    servers = conn.bootstrap_servers
+    name, text = err.name(), _strip_prefix(err.str())
+    if name in ("_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED"):
+        return ConnectionFailed(f"authentication to {servers} failed", text)
+    if name == "_SSL":
+        return ConnectionFailed(f"TLS handshake with {servers} failed", text)
+    if name == "_RESOLVE":
+        return ConnectionFailed(f"cannot resolve {servers}", text)
+    return ConnectionFailed(f"cannot connect to {servers}", text)
