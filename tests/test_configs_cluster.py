@@ -126,3 +126,32 @@ def test_api_versions_match_what_the_broker_advertises(kctl, broker_apis, admin)
     assert got == broker_apis
     names = {row["api"] for row in rows}
     assert {"Produce", "Fetch", "Metadata", "ApiVersions"} <= names
+
+
+def test_broker_defaults_describe_answers_with_the_entity(kctl):
+    r = kctl("configs", "describe", "--broker-defaults", "-o", "json")
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    assert doc["entity"] == "broker-defaults" and doc["name"] == ""
+    assert all(c["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG" for c in doc["configs"])
+
+
+def test_broker_defaults_can_be_set_and_deleted(kctl):
+    # The same value as Kafka's default, so a shared real cluster is left as it was.
+    r = kctl("configs", "set", "--broker-defaults", "log.cleaner.backoff.ms=15000", "-o", "json")
+    assert r.code == 0, r
+    assert json.loads(r.stdout) == [
+        {
+            "entity": "broker-defaults",
+            "name": "",
+            "config": "log.cleaner.backoff.ms",
+            "operation": "set",
+            "value": "15000",
+        }
+    ]
+    shown = kctl("configs", "describe", "--broker-defaults", "-o", "json")
+    assert shown.code == 0
+    for c in json.loads(shown.stdout)["configs"]:
+        if c["name"] == "log.cleaner.backoff.ms":
+            assert c["value"] == "15000"
+    assert kctl("configs", "delete", "--broker-defaults", "log.cleaner.backoff.ms").code == 0

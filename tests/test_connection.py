@@ -163,3 +163,18 @@ def test_debug_shows_traceback_but_never_the_password(kctl, auth_broker, tmp_pat
     assert r.code == 1
     assert "Traceback" in r.stderr
     assert "wrong-secret-456" not in r.stderr and "wrong-secret-456" not in r.stdout
+
+
+def test_silent_listener_fails_within_timeout_saying_no_answer(kctl):
+    # A socket that accepts connections (kernel backlog) but never speaks Kafka.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        port = server.getsockname()[1]
+        started = time.monotonic()
+        r = kctl("-b", f"127.0.0.1:{port}", "--timeout", "3", "topics", "list")
+        elapsed = time.monotonic() - started
+    assert r.code == 1
+    line = _one_error_line(r)
+    assert f"127.0.0.1:{port}" in line
+    assert elapsed < 3 + 5

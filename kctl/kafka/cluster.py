@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kctl.errors import ConnectionFailed, KctlError
+from kctl.errors import KctlError
+from kctl.kafka import kp
 from kctl.kafka.apis import api_name
 from kctl.kafka.client import Admin
-from kctl.kafka.connect import Connection, kafka_python_config
+from kctl.kafka.connect import Connection
 
 
 @dataclass
@@ -51,25 +52,17 @@ def describe(admin: Admin) -> ClusterInfo:
 
 def api_versions(conn: Connection) -> list[dict[str, Any]]:
     """Supported version ranges per API, per broker, as each broker's ApiVersions answers."""
-    from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
-    try:
-        client = KafkaAdminClient(**kafka_python_config(conn))
-    except KafkaError as exc:
-        raise ConnectionFailed(
-            f"cannot connect to {conn.bootstrap_servers}", str(exc) or type(exc).__name__
-        ) from exc
-    try:
+    with kp.admin_client(conn) as client:
         meta = client.describe_cluster()
         rows: list[dict[str, Any]] = []
         for broker in sorted(meta["brokers"], key=lambda b: b["broker_id"]):
             try:
                 data = client.get_broker_version_data(broker["broker_id"])
             except KafkaError as exc:
-                raise KctlError(
-                    f"asking broker {broker['broker_id']} for its API versions", str(exc)
-                ) from exc
+                what = f"asking broker {broker['broker_id']} for its API versions"
+                raise KctlError(what, str(exc)) from exc
             for key, (low, high) in sorted(data.api_versions.items()):
                 rows.append(
                     {
@@ -82,5 +75,3 @@ def api_versions(conn: Connection) -> list[dict[str, Any]]:
                     }
                 )
         return rows
-    finally:
-        client.close()

@@ -81,39 +81,78 @@ def describe(admin: Admin, ent: Entity, *, include_defaults: bool) -> list[Confi
     """Without ``include_defaults`` only values set on the entity (dynamic configs), like
     kafka-configs.sh --describe; with it, every config with its source and synonyms."""
     _check_exists(admin, ent)
-    futures = admin.client.describe_configs([_resource(ent)], request_timeout=admin.timeout)
-    entries = admin.result(next(iter(futures.values())), f"describing configs of {ent.label()}")
-    out = []
-    for name, e in sorted(entries.items()):
-        source = _source(e.source)
-        if not include_defaults and not source.startswith("DYNAMIC"):
-            continue
-        if (
-            ent.kind == "broker-defaults"
-            and source != "DYNAMIC_DEFAULT_BROKER_CONFIG"
-            and not include_defaults
-        ):
-            continue
-        synonyms = [
-            {
-                "name": s.name,
-                "value": MASK if e.is_sensitive else s.value,
-                "source": _source(s.source),
-            }
-            for s in (e.synonyms.values() if include_defaults and e.synonyms else [])
-        ]
-        out.append(
+    if ent.kind == "broker-defaults":
+        values = _describe_broker_defaults(admin)
+    else:
+        futures = admin.client.describe_configs([_resource(ent)], request_timeout=admin.timeout)
+        entries = admin.result(next(iter(futures.values())), f"describing configs of {ent.label()}")
+        values = [
             ConfigValue(
                 name=name,
                 value=MASK if e.is_sensitive else e.value,
-                source=source,
+                source=_source(e.source),
                 is_default=bool(e.is_default),
                 is_sensitive=bool(e.is_sensitive),
                 is_read_only=bool(e.is_read_only),
-                synonyms=synonyms,
+                synonyms=[
+                    {
+                        "name": s.name,
+                        "value": MASK if e.is_sensitive else s.value,
+                        "source": _source(s.source),
+                    }
+                    for s in (e.synonyms.values() if e.synonyms else [])
+                ],
             )
-        )
+            for name, e in sorted(entries.items())
+        ]
+    out = []
+    for v in values:
+        if not include_defaults and not v.source.startswith("DYNAMIC"):
+            continue
+        if not include_defaults:
+            v.synonyms = []
+        out.append(v)
     return out
+
+
+def _describe_broker_defaults(admin: Admin) -> list[ConfigValue]:
+    """DescribeConfigs for the BROKER resource named "" (the cluster-wide defaults), through
+    kafka-python: librdkafka's Python API refuses an empty broker name."""
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    from kctl.kafka import kp
+
+    request = DescribeConfigsRequest(resources=[(4, "", None)], include_synonyms=True)
+    with kp.admin_client(admin.conn) as client:
+        response = kp.send(client, request, "describing the broker defaults")
+    out = []
+    for result in response.results:
+        if result.error_code:
+            raise KctlError("describing the broker defaults", result.error_message or "")
+        for config in result.configs:
+            c = config.to_dict()
+            sensitive = bool(c.get("is_sensitive"))
+            source = _source(c.get("config_source", 3))
+            synonyms = [
+                {
+                    "name": syn["name"],
+                    "value": MASK if sensitive else syn["value"],
+                    "source": _source(syn["source"]),
+                }
+                for syn in c.get("synonyms") or []
+            ]
+            out.append(
+                ConfigValue(
+                    name=c["name"],
+                    value=MASK if sensitive else c.get("value"),
+                    source=source,
+                    is_default=source == "DEFAULT_CONFIG",
+                    is_sensitive=sensitive,
+                    is_read_only=bool(c.get("read_only")),
+                    synonyms=synonyms,
+                )
+            )
+    return sorted(out, key=lambda v: v.name)
 
 
 def parse_assignments(items: list[str], op: str) -> dict[str, str | None]:
@@ -149,6 +188,8 @@ def alter(
         if problems:
             raise KctlError(f"invalid config for {ent.label()}", problems[0])
     _check_exists(admin, ent)
+    if ent.kind == "broker-defaults":
+        return _alter_broker_defaults(admin, op, values)
     optype = {
         "set": AlterConfigOpType.SET,
         "delete": AlterConfigOpType.DELETE,
@@ -162,5 +203,26 @@ def alter(
     admin.result(next(iter(futures.values())), f"altering configs of {ent.label()}")
     return [
         {"entity": ent.kind, "name": ent.name, "config": k, "operation": op, "value": v}
+        for k, v in values.items()
+    ]
+
+
+def _alter_broker_defaults(
+    admin: Admin, op: str, values: dict[str, str | None]
+) -> list[dict[str, Any]]:
+    from kafka.protocol.admin import IncrementalAlterConfigsRequest
+
+    from kctl.kafka import kp
+
+    code = {"set": 0, "delete": 1, "append": 2, "subtract": 3}[op]
+    entries = [(k, code, None if op == "delete" else v) for k, v in values.items()]
+    request = IncrementalAlterConfigsRequest(resources=[(4, "", entries)], validate_only=False)
+    with kp.admin_client(admin.conn) as client:
+        response = kp.send(client, request, "altering the broker defaults")
+    for result in response.responses:
+        if result.error_code:
+            raise KctlError("altering the broker defaults", result.error_message or "")
+    return [
+        {"entity": "broker-defaults", "name": "", "config": k, "operation": op, "value": v}
         for k, v in values.items()
     ]
