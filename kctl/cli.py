@@ -140,6 +140,15 @@ def _register() -> None:
     app.add_typer(profile.app, name="profile")
     app.add_typer(local.app, name="local")
 
+    from kctl.commands import dump, offsets
+
+    app.command(
+        "dump-segment",
+        epilog=dump.EPILOG,
+        short_help="Decode Kafka's on-disk files (segments, indexes, snapshots, checkpoints).",
+    )(dump.dump_segment)
+    app.add_typer(offsets.app, name="offsets")
+
 
 _register()
 

@@ -1,0 +1,566 @@
+"""Record batches (magic 2) and message sets (magic 0 and 1) as they lie in a ``.log`` segment.
+
+Pure and streaming: :func:`scan` walks a buffer (bytes, memoryview or mmap) batch by batch and
+yields :class:`Batch` headers and :class:`Problem` reports; it never raises on bad input. When
+the framing breaks it looks for the next position where a batch with a valid checksum starts
+and resumes there. :func:`decode_records` opens one batch (decompressing when needed) into
+compact record tuples; :func:`records` turns those into :class:`Record` objects for people.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kctl.logfmt.codecs import CodecError, codec_name, decompress
+from kctl.logfmt.wire import DecodeError, read_uvarint
+
+LOG_OVERHEAD = 12  # base offset (8) + length (4)
+V2_HEADER = 61
+V2_MIN_LENGTH = V2_HEADER - LOG_OVERHEAD
+LEGACY_MIN_LENGTH = {0: 14, 1: 22}
+
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_BIT = 0x08
+TRANSACTIONAL_BIT = 0x10
+CONTROL_BIT = 0x20
+DELETE_HORIZON_BIT = 0x40
+
+CONTROL_TYPES = {
+    0: "ABORT",
+    1: "COMMIT",
+    2: "LEADER_CHANGE",
+    3: "SNAPSHOT_HEADER",
+    4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION",
+    6: "KRAFT_VOTERS",
+}
+_CONTROL_SCHEMAS = {
+    2: "LeaderChangeMessage",
+    3: "SnapshotHeaderRecord",
+    4: "SnapshotFooterRecord",
+    5: "KRaftVersionRecord",
+    6: "VotersRecord",
+}
+
+_HEAD = struct.Struct(">qiib")  # base offset, length, partition leader epoch / legacy crc, magic
+_V2 = struct.Struct(">qiibIhiqqqhii")
+_LEGACY = struct.Struct(">qiIbb")
+_I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
+_H2 = struct.Struct(">hh")
+_HI = struct.Struct(">hi")
+
+_crc32c: Any = None
+
+
+def _crc32c_fn() -> Any:
+    global _crc32c
+    if _crc32c is None:
+        import crc32c
+
+        _crc32c = crc32c.crc32c
+    return _crc32c
+
+
+@dataclass(slots=True)
+class Batch:
+    """One batch header (magic 2) or one top-level message (magic 0/1), as DumpLogSegments names
+    the fields. ``position`` is the byte position in the file; ``size`` includes the 12-byte log
+    overhead. Fields that a magic does not have are ``None``."""
+
+    position: int
+    base_offset: int
+    last_offset: int
+    count: int | None
+    size: int
+    magic: int
+    crc: int
+    is_valid: bool
+    attributes: int
+    codec: str
+    timestamp_type: str
+    max_timestamp: int
+    first_timestamp: int | None = None
+    partition_leader_epoch: int | None = None
+    base_sequence: int | None = None
+    last_sequence: int | None = None
+    producer_id: int | None = None
+    producer_epoch: int | None = None
+    is_transactional: bool = False
+    is_control: bool = False
+    delete_horizon_ms: int | None = None
+    computed_crc: int | None = None
+
+    @property
+    def codec_id(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def next_position(self) -> int:
+        return self.position + self.size
+
+
+@dataclass(slots=True)
+class Problem:
+    """Something invalid at ``position`` (bytes from the start of the file)."""
+
+    position: int
+    kind: str  # truncated | length | magic | crc | codec | records | trailing | index | file
+    reason: str
+    resumed_at: int | None = None  # where decoding went on, None when it could not
+
+
+@dataclass(slots=True)
+class Record:
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    sequence: int = -1
+    attributes: int = 0
+    crc: int | None = None  # magic 0/1 only
+    is_valid: bool | None = None  # magic 0/1 only
+
+    @property
+    def key_size(self) -> int:
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return -1 if self.value is None else len(self.value)
+
+
+def _timestamp_type(magic: int, attributes: int) -> str:
+    if magic == 0:
+        return "NoTimestampType"
+    return "LogAppendTime" if attributes & TIMESTAMP_TYPE_BIT else "CreateTime"
+
+
+def _last_sequence(base_sequence: int, delta: int) -> int:
+    # Sequences wrap from Integer.MAX_VALUE to 0.
+    return -1 if base_sequence < 0 else (base_sequence + delta) & 0x7FFFFFFF
+
+
+def _parse_at(buf: Any, pos: int, end: int) -> tuple[Batch | None, str | None, str]:
+    """The batch starting at ``pos``, or (None, kind, reason)."""
+    avail = end - pos
+    if avail < LOG_OVERHEAD:
+        return None, "truncated", f"{avail} bytes left, too few for a batch header"
+    base_offset, length = struct.unpack_from(">qi", buf, pos)
+    if avail < 17:
+        return None, "truncated", f"{avail} bytes left, too few for a batch header"
+    magic = buf[pos + 16]
+    if magic > 2:
+        return None, "magic", f"unknown magic {magic}"
+    min_len = V2_MIN_LENGTH if magic == 2 else LEGACY_MIN_LENGTH[magic]
+    if length < min_len:
+        return None, "length", f"batch length {length} is below the minimum {min_len}"
+    size = LOG_OVERHEAD + length
+    if size > avail:
+        return (
+            None,
+            "truncated",
+            f"batch of {size} bytes runs past the end of the data ({avail} bytes left)",
+        )
+    if magic == 2:
+        (
+            _,
+            _,
+            ple,
+            _,
+            crc,
+            attrs,
+            last_delta,
+            first_ts,
+            max_ts,
+            pid,
+            epoch,
+            base_seq,
+            count,
+        ) = _V2.unpack_from(buf, pos)
+        computed = _crc32c_fn()(buf[pos + 21 : pos + size])
+        has_horizon = bool(attrs & DELETE_HORIZON_BIT)
+        return (
+            Batch(
+                position=pos,
+                base_offset=base_offset,
+                last_offset=base_offset + last_delta,
+                count=count,
+                size=size,
+                magic=2,
+                crc=crc,
+                is_valid=computed == crc,
+                attributes=attrs,
+                codec=codec_name(attrs & COMPRESSION_MASK),
+                timestamp_type=_timestamp_type(2, attrs),
+                max_timestamp=max_ts,
+                first_timestamp=first_ts,
+                partition_leader_epoch=ple,
+                base_sequence=base_seq,
+                last_sequence=_last_sequence(base_seq, last_delta),
+                producer_id=pid,
+                producer_epoch=epoch,
+                is_transactional=bool(attrs & TRANSACTIONAL_BIT),
+                is_control=bool(attrs & CONTROL_BIT),
+                delete_horizon_ms=first_ts if has_horizon else None,
+                computed_crc=computed,
+            ),
+            None,
+            "",
+        )
+    _, _, crc, _, attrs = _LEGACY.unpack_from(buf, pos)
+    computed = zlib.crc32(buf[pos + 16 : pos + size]) & 0xFFFFFFFF
+    ts = -1
+    if magic == 1:
+        (ts,) = _I64.unpack_from(buf, pos + 18)
+    return (
+        Batch(
+            position=pos,
+            base_offset=base_offset,
+            last_offset=base_offset,
+            count=None,
+            size=size,
+            magic=magic,
+            crc=crc,
+            is_valid=computed == crc,
+            attributes=attrs,
+            codec=codec_name(attrs & COMPRESSION_MASK),
+            timestamp_type=_timestamp_type(magic, attrs),
+            max_timestamp=ts,
+            partition_leader_epoch=-1,
+            base_sequence=-1,
+            last_sequence=-1,
+            producer_id=-1,
+            producer_epoch=-1,
+            computed_crc=computed,
+        ),
+        None,
+        "",
+    )
+
+
+def _resync(buf: Any, finder: Any, start: int, end: int, magics: tuple[int, ...]) -> Batch | None:
+    """The first position >= ``start`` where a batch of one of ``magics`` parses and its
+    checksum holds. The magic byte sits 16 bytes into a batch, so search for it in C."""
+    best: Batch | None = None
+    for magic in magics:
+        needle = bytes([magic])
+        i = start + 16
+        limit = end if best is None else min(end, best.position + 16)
+        while True:
+            i = finder.find(needle, i, limit)
+            if i < 0:
+                break
+            batch, _, _ = _parse_at(buf, i - 16, end)
+            if batch is not None and batch.is_valid:
+                best = batch
+                break
+            i += 1
+    return best
+
+
+def scan(
+    buf: Any,
+    start: int = 0,
+    end: int | None = None,
+    *,
+    resync: bool = True,
+    stop_at_partial: bool = False,
+) -> Iterator[Batch | Problem]:
+    """Every batch in ``buf[start:end]``, in file order, with a :class:`Problem` before each
+    stretch that could not be read. A batch whose checksum does not hold is yielded (with
+    ``is_valid`` False) followed by a ``crc`` problem; decoding goes on after it.
+    ``stop_at_partial``: a batch cut by ``end`` ends the scan quietly (``--max-bytes``)."""
+    finder = buf if hasattr(buf, "find") else bytes(buf)
+    if not isinstance(buf, memoryview):
+        buf = memoryview(buf)
+    end = len(buf) if end is None else min(end, len(buf))
+    pos = start
+    seen_magic: int | None = None
+    while pos < end:
+        batch, kind, reason = _parse_at(buf, pos, end)
+        if batch is not None:
+            seen_magic = batch.magic
+            yield batch
+            if not batch.is_valid:
+                yield Problem(
+                    pos,
+                    "crc",
+                    f"CRC mismatch: stored {batch.crc}, computed {batch.computed_crc}",
+                    batch.next_position if batch.next_position < end else None,
+                )
+            pos = batch.next_position
+            continue
+        if stop_at_partial and kind == "truncated":
+            return
+        if not resync:
+            yield Problem(pos, kind or "length", reason, None)
+            return
+        magics: tuple[int, ...] = (2, 1, 0) if seen_magic is None else (seen_magic,)
+        found = _resync(buf, finder, pos + 1, end, magics)
+        if found is None:
+            yield Problem(pos, kind or "length", reason + "; no valid batch after it", None)
+            return
+        yield Problem(
+            pos,
+            kind or "length",
+            f"{reason}; skipped {found.position - pos} bytes to the next valid batch",
+            found.position,
+        )
+        pos = found.position
+
+
+# ---------------------------------------------------------------------------------------------
+# Records
+
+
+def _varint_slow(data: Any, pos: int) -> tuple[int, int]:
+    raw, pos = read_uvarint(data, pos)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _v2_records(
+    data: bytes, base_offset: int, first_ts: int, count: int, base_seq: int, where: str
+) -> list[tuple[Any, ...]]:
+    """Record tuples of a magic-2 batch: (offset, timestamp, key_pos, key_len, value_pos,
+    value_len, headers, sequence, attributes). ``key_len``/``value_len`` is -1 for null; header
+    list is empty when there are none. This is the hot loop: single-byte varints are decoded
+    inline."""
+    out = []
+    append = out.append
+    pos = 0
+    end = len(data)
+    slow = _varint_slow
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            length = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            length, pos = slow(data, pos)
+        rec_end = pos + length
+        if length < 6 or rec_end > end:
+            raise DecodeError(f"{where}: record length {length} runs past the batch")
+        attributes = data[pos]
+        pos += 1
+        b = data[pos]
+        if b < 0x80:
+            ts_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            ts_delta, pos = slow(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            off_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            off_delta, pos = slow(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            key_len = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            key_len, pos = slow(data, pos)
+        key_pos = pos
+        if key_len > 0:
+            pos += key_len
+        b = data[pos]
+        if b < 0x80:
+            value_len = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            value_len, pos = slow(data, pos)
+        value_pos = pos
+        if value_len > 0:
+            pos += value_len
+        b = data[pos]
+        if b == 0:
+            headers: list[tuple[str, bytes | None]] = []
+            pos += 1
+        else:
+            headers, pos = _headers(data, pos, rec_end, where)
+        if pos != rec_end:
+            raise DecodeError(
+                f"{where}: record at offset delta {off_delta} has {rec_end - pos} bytes "
+                f"unaccounted for"
+            )
+        append(
+            (
+                base_offset + off_delta,
+                first_ts + ts_delta,
+                key_pos,
+                key_len,
+                value_pos,
+                value_len,
+                headers,
+                -1 if base_seq < 0 else (base_seq + off_delta) & 0x7FFFFFFF,
+                attributes,
+            )
+        )
+    if pos != end:
+        raise DecodeError(f"{where}: {end - pos} bytes left after {count} records")
+    return out
+
+
+def _headers(
+    data: Any, pos: int, end: int, where: str
+) -> tuple[list[tuple[str, bytes | None]], int]:
+    n, pos = _varint_slow(data, pos)
+    if n < 0 or n > end - pos:
+        raise DecodeError(f"{where}: header count {n} is impossible")
+    headers = []
+    for _ in range(n):
+        klen, pos = _varint_slow(data, pos)
+        if klen < 0 or pos + klen > end:
+            raise DecodeError(f"{where}: header key of {klen} bytes runs past the record")
+        key = bytes(data[pos : pos + klen]).decode("utf-8", "replace")
+        pos += klen
+        vlen, pos = _varint_slow(data, pos)
+        if vlen >= 0:
+            if pos + vlen > end:
+                raise DecodeError(f"{where}: header value of {vlen} bytes runs past the record")
+            value: bytes | None = bytes(data[pos : pos + vlen])
+            pos += vlen
+        else:
+            value = None
+        headers.append((key, value))
+    return headers, pos
+
+
+def _legacy_message(data: Any, pos: int, end: int, where: str) -> tuple[tuple[Any, ...], int]:
+    """One magic 0/1 message at ``pos``: ((offset, magic, attrs, crc, valid, timestamp,
+    key_pos, key_len, value_pos, value_len), next position)."""
+    if end - pos < LOG_OVERHEAD + 14:
+        raise DecodeError(f"{where}: message header cut short at byte {pos}")
+    offset, size, crc, magic, attrs = _LEGACY.unpack_from(data, pos)
+    if magic not in (0, 1) or size < LEGACY_MIN_LENGTH[magic] or pos + 12 + size > end:
+        raise DecodeError(f"{where}: inner message at byte {pos} is malformed")
+    nxt = pos + 12 + size
+    valid = (zlib.crc32(data[pos + 16 : nxt]) & 0xFFFFFFFF) == crc
+    p = pos + 18
+    ts = -1
+    if magic == 1:
+        (ts,) = _I64.unpack_from(data, p)
+        p += 8
+    (klen,) = _I32.unpack_from(data, p)
+    p += 4
+    kpos = p
+    if klen > 0:
+        p += klen
+    if p + 4 > nxt:
+        raise DecodeError(f"{where}: key of message at byte {pos} runs past it")
+    (vlen,) = _I32.unpack_from(data, p)
+    p += 4
+    vpos = p
+    if vlen > 0:
+        p += vlen
+    if p != nxt:
+        raise DecodeError(f"{where}: message at byte {pos} has {nxt - p} bytes unaccounted for")
+    return (offset, magic, attrs, crc, valid, ts, kpos, klen, vpos, vlen), nxt
+
+
+def decode_records(buf: Any, batch: Batch) -> tuple[Any, list[tuple[Any, ...]]]:
+    """Open ``batch``: (data, record tuples) where positions in the tuples index ``data``.
+    Magic 2 tuples are as :func:`_v2_records`; magic 0/1 tuples are (offset, timestamp,
+    key_pos, key_len, value_pos, value_len, [], -1, attributes, crc, is_valid).
+    Raises :class:`DecodeError` (with CodecError as a subclass of ValueError) on bad content."""
+    where = f"batch at byte {batch.position}"
+    start, end = batch.position, batch.position + batch.size
+    if batch.magic == 2:
+        if batch.count is None or batch.count < 0:
+            raise DecodeError(f"{where}: negative record count")
+        if batch.codec_id:
+            try:
+                data = decompress(batch.codec_id, buf[start + V2_HEADER : end])
+            except CodecError as exc:
+                raise DecodeError(f"{where}: payload does not decompress ({exc})") from None
+        else:
+            data = bytes(buf[start + V2_HEADER : end])
+        try:
+            rows = _v2_records(
+                data,
+                batch.base_offset,
+                batch.first_timestamp or 0,
+                batch.count,
+                batch.base_sequence if batch.base_sequence is not None else -1,
+                where,
+            )
+        except IndexError:
+            raise DecodeError(f"{where}: records run past the end of the batch") from None
+        return data, rows
+    data = bytes(buf[start:end])
+    (msg, _) = _legacy_message(data, 0, len(data), where)
+    offset, magic, attrs, crc, valid, ts, kpos, klen, vpos, vlen = msg
+    codec = attrs & COMPRESSION_MASK
+    if not codec:
+        return data, [(offset, ts, kpos, klen, vpos, vlen, [], -1, attrs, crc, valid)]
+    if vlen < 0:
+        raise DecodeError(f"{where}: compressed wrapper message has no value")
+    try:
+        inner = decompress(codec, data[vpos : vpos + vlen])
+    except CodecError as exc:
+        raise DecodeError(f"{where}: payload does not decompress ({exc})") from None
+    msgs = []
+    p, n = 0, len(inner)
+    while p < n:
+        m, p = _legacy_message(inner, p, n, where)
+        if m[2] & COMPRESSION_MASK:
+            raise DecodeError(f"{where}: compressed message nested in a compressed message")
+        msgs.append(m)
+    if not msgs:
+        raise DecodeError(f"{where}: compressed wrapper holds no messages")
+    rows = []
+    last_rel = msgs[-1][0]
+    log_append = bool(attrs & TIMESTAMP_TYPE_BIT)
+    for o, m_magic, m_attrs, m_crc, m_valid, m_ts, kp, kl, vp, vl in msgs:
+        absolute = offset - last_rel + o if magic == 1 else o
+        stamp = ts if (m_magic == 1 and log_append) else m_ts
+        rows.append((absolute, stamp, kp, kl, vp, vl, [], -1, m_attrs, m_crc, m_valid))
+    return inner, rows
+
+
+def records(buf: Any, batch: Batch) -> list[Record]:
+    """The records of ``batch`` as objects (keys and values copied)."""
+    data, rows = decode_records(buf, batch)
+    out = []
+    for row in rows:
+        offset, ts, kp, kl, vp, vl, headers, seq, attrs = row[:9]
+        out.append(
+            Record(
+                offset=offset,
+                timestamp=ts,
+                key=None if kl < 0 else bytes(data[kp : kp + kl]),
+                value=None if vl < 0 else bytes(data[vp : vp + vl]),
+                headers=headers,
+                sequence=seq,
+                attributes=attrs,
+                crc=row[9] if len(row) > 9 else None,
+                is_valid=row[10] if len(row) > 10 else None,
+            )
+        )
+    return out
+
+
+def control_record(key: bytes | None, value: bytes | None) -> dict[str, Any]:
+    """A control record's meaning: ``{"type": "COMMIT", "coordinator_epoch": 5}``, or the
+    decoded KRaft control message (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters)."""
+    from kctl.logfmt.wire import decode_message
+
+    if key is None or len(key) < 4:
+        raise DecodeError("control record key is shorter than 4 bytes")
+    _version, type_id = _H2.unpack_from(key, 0)
+    name = CONTROL_TYPES.get(type_id, f"UNKNOWN({type_id})")
+    out: dict[str, Any] = {"type": name}
+    if type_id in (0, 1):
+        if value is None or len(value) < 6:
+            raise DecodeError("end transaction marker value is shorter than 6 bytes")
+        version, epoch = _HI.unpack_from(value, 0)
+        out.update(version=version, coordinator_epoch=epoch)
+    elif type_id in _CONTROL_SCHEMAS and value is not None:
+        out["data"] = decode_message(_CONTROL_SCHEMAS[type_id], value, 0, exact=False)
+    return out
