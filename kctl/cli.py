@@ -125,7 +125,7 @@ def root(
             timeout=timeout,
             output=output,
             no_headers=no_headers,
-            debug=debug,
+            debug=debug or bool(os.environ.get("KCTL_DEBUG")),
             color=not no_color,
         )
     )
@@ -191,7 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if debug:
             traceback.print_exc()
-        _print_error(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        hint = "" if debug else " (run with --debug for the traceback)"
+        _print_error(f"unexpected {type(exc).__name__}: {exc}{hint}")
         code = EXIT_FAILED
     try:
         sys.stdout.flush()

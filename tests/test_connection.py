@@ -178,3 +178,11 @@ def test_silent_listener_fails_within_timeout_saying_no_answer(kctl):
     line = _one_error_line(r)
     assert f"127.0.0.1:{port}" in line
     assert elapsed < 3 + 5
+
+
+def test_jks_keystore_in_command_config_is_explained(kctl, tmp_path: Path):
+    props = tmp_path / "mtls.properties"
+    props.write_text("security.protocol=SSL\nssl.keystore.location=/k.jks\nssl.keystore.type=JKS\n")
+    r = kctl("--command-config", str(props), "topics", "list")
+    assert r.code == 1
+    assert "ssl.keystore.type JKS is not readable by librdkafka" in _one_error_line(r)

@@ -12,7 +12,10 @@ app = typer.Typer(help="Start, inspect and stop a local broker on loopback.", no
 
 @app.command(
     "up",
-    epilog=example("kctl local up", "export KCTL_BOOTSTRAP_SERVERS=$(kctl local up --port 19092)"),
+    epilog=example(
+        "kctl local up",
+        "export KCTL_BOOTSTRAP_SERVERS=$(kctl local up --port 19092 --no-headers)",
+    ),
 )
 def up(
     port: int = typer.Option(9092, "--port", help="Port to listen on (loopback only)."),

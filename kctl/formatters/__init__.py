@@ -132,6 +132,7 @@ def _render_table(out: Output, stream: IO[str]) -> None:
     console = Console(file=stream, no_color=not s.use_color(), highlight=False, soft_wrap=False)
     table = Table(
         title=out.title,
+        title_style="italic" if s.use_color() else "none",
         show_header=not s.no_headers,
         header_style="bold" if s.use_color() else None,
         box=None,

@@ -119,6 +119,11 @@ def _apply_java_properties(conn: Connection, props: dict[str, str], source: str)
                     "convert the truststore to PEM and set ssl.truststore.type=PEM",
                 )
             conn.ca_file = value
+        elif key == "ssl.keystore.type" and value.upper() not in ("PKCS12", "PEM"):
+            raise ConfigError(
+                f"{source}: ssl.keystore.type {value.upper()} is not readable by librdkafka",
+                "convert the keystore to PKCS12 or PEM",
+            )
         elif key in ("ssl.truststore.type", "ssl.truststore.password", "ssl.keystore.type"):
             continue
         elif key in _JAVA_PASSTHROUGH:
@@ -253,6 +258,7 @@ def kafka_python_config(conn: Connection) -> dict[str, Any]:
         "security_protocol": conn.security_protocol,
         "client_id": "kctl",
         "request_timeout_ms": max(1000, int(conn.timeout * 1000)),
+        "bootstrap_timeout_ms": max(1000, int(conn.timeout * 1000)),
     }
     if conn.security_protocol.startswith("SASL") and conn.sasl_mechanism:
         cfg["sasl_mechanism"] = conn.sasl_mechanism

@@ -13,10 +13,14 @@ from kctl.kafka.connect import Connection, kafka_python_config
 
 @contextmanager
 def admin_client(conn: Connection) -> Iterator[Any]:
-    """A kafka-python KafkaAdminClient; connection failures become one-line errors."""
+    """A kafka-python KafkaAdminClient; connection failures become one-line errors (librdkafka
+    is asked first: it fails fast and names the cause, where kafka-python only times out)."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
+    from kctl.kafka.client import Admin
+
+    Admin(conn).metadata()
     try:
         client = KafkaAdminClient(**kafka_python_config(conn))
     except KafkaError as exc:

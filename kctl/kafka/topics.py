@@ -234,6 +234,7 @@ def create_topic(
                 "topic": name,
                 "status": "exists",
                 "partitions": len(view.topics[name].partitions),
+                "replication_factor": view.topics[name].replication_factor,
             }
         raise KctlError(f"topic {name!r} already exists", "use --if-not-exists to accept that")
     if partitions is not None and partitions < 1:
@@ -263,7 +264,12 @@ def create_topic(
         admin.result(futures[name], f"creating topic {name!r}")
     except KctlError as exc:
         if if_not_exists and "TOPIC_ALREADY_EXISTS" in str(exc.why):
-            return {"topic": name, "status": "exists", "partitions": None}
+            return {
+                "topic": name,
+                "status": "exists",
+                "partitions": None,
+                "replication_factor": None,
+            }
         raise
     if assignment is not None:
         _verify_assignment(admin, name, assignment)
