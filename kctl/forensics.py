@@ -308,3 +308,16 @@ def _legacy_count(buf: Any, b: B.Batch, s: PartitionSummary, seg: Path) -> int:
     except ValueError as exc:
         s.problems.append((str(seg), B.Problem(b.position, "records", str(exc))))
         return 0
+
+
+def release(buf: Any, start: int, end: int) -> int:
+    """Let the kernel drop the pages of ``buf[start:end]`` from this process (a read-only map of
+    the file: they stay in the page cache and come back if touched). Keeps the resident set flat
+    in file size while a segment is read front to back. Returns the new released boundary."""
+    if not isinstance(buf, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return end
+    end -= end % mmap.PAGESIZE
+    if end > start:
+        with suppress(OSError, ValueError):
+            buf.madvise(mmap.MADV_DONTNEED, start, end - start)
+    return end

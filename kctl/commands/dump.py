@@ -41,6 +41,14 @@ class _Ctx:
         else:
             self.collected.append(doc)
 
+    def raw(self, text: str) -> None:
+        """One document already serialised (the fast path); -o json/jsonl only."""
+        if self.fmt == "jsonl":
+            self.out.write(text + "\n")
+        else:
+            self.out.write(("[\n" if self.first else ",\n") + text)
+            self.first = False
+
     def line(self, text: str) -> None:
         self.out.write(text + "\n")
 
@@ -356,10 +364,8 @@ def _decode_payload(ctx: _Ctx, b: Any, key: bytes | None, value: bytes | None) -
 
 def _dump_log(ctx: _Ctx, path: Path, kind: str) -> None:
     from kctl import forensics
-    from kctl.logfmt import batch as B
 
     text = ctx.fmt in _TEXT_FORMATS
-    file = str(path)
     if text:
         if kind == "log":
             ctx.line(f"Log starting offset: {forensics.base_offset_of(path)}")
@@ -369,9 +375,81 @@ def _dump_log(ctx: _Ctx, path: Path, kind: str) -> None:
             end_offset, epoch = forensics.snapshot_id(path)  # type: ignore[misc]
             ctx.line(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
     lo, hi = ctx.range or (None, None)
+    # The fast path: record metadata of ordinary magic-2 batches straight to JSON text.
+    fast = ctx.deep and not ctx.data and lo is None and ctx.fmt in ("json", "jsonl")
+    gaps = _Gaps() if ctx.deep and lo is None else None
     with forensics.mapped(path) as buf:
-        end = min(len(buf), ctx.max_bytes) if ctx.max_bytes else len(buf)
-        mv = memoryview(buf) if len(buf) else buf
+        try:
+            _scan_log(ctx, path, buf, text, fast, gaps, lo, hi)
+        finally:
+            if gaps is not None:
+                gaps.report(path)
+
+
+class _Gaps:
+    """DumpLogSegments' deep-iteration check: a record whose offset is not the previous record's
+    plus one. Normal in compacted topics, so reported on stderr as Kafka does, not a problem."""
+
+    LIMIT = 100
+
+    def __init__(self) -> None:
+        self.last = -1
+        self.pairs: list[tuple[int, int]] = []
+        self.count = 0
+
+    def check(self, offsets: list[int]) -> None:
+        import itertools
+
+        if not offsets:
+            return
+        first = offsets[0]
+        if self.last != -1 and first != self.last + 1:
+            self._add(self.last, first)
+        n = len(offsets)
+        if offsets[-1] - first != n - 1 or offsets != list(range(first, first + n)):
+            for a, b in itertools.pairwise(offsets):
+                if b != a + 1:
+                    self._add(a, b)
+        self.last = offsets[-1]
+
+    def _add(self, a: int, b: int) -> None:
+        self.count += 1
+        if len(self.pairs) < self.LIMIT:
+            self.pairs.append((a, b))
+
+    def report(self, path: Path) -> None:
+        if not self.count:
+            return
+        note(f"Non-consecutive offsets in {path}")
+        for a, b in self.pairs:
+            note(f"  {a} is followed by {b}")
+        if self.count > len(self.pairs):
+            note(f"  ... and {self.count - len(self.pairs)} more")
+
+
+_RELEASE_STEP = 64 << 20
+
+
+def _scan_log(
+    ctx: _Ctx,
+    path: Path,
+    buf: Any,
+    text: bool,
+    fast: bool,
+    gaps: _Gaps | None,
+    lo: int | None,
+    hi: int | None,
+) -> None:
+    from kctl import forensics
+    from kctl.formatters import to_json
+    from kctl.logfmt import batch as B
+    from kctl.logfmt.fast import records_json
+
+    file = str(path)
+    released = 0
+    end = min(len(buf), ctx.max_bytes) if ctx.max_bytes else len(buf)
+    mv = memoryview(buf) if len(buf) else buf
+    try:
         for item in B.scan(buf, 0, end, resync=not ctx.strict, stop_at_partial=bool(ctx.max_bytes)):
             if isinstance(item, B.Problem):
                 ctx.problem(path, item)
@@ -379,6 +457,8 @@ def _dump_log(ctx: _Ctx, path: Path, kind: str) -> None:
                     return
                 continue
             b = item
+            if b.position - released >= _RELEASE_STEP:  # keep memory flat in file size
+                released = forensics.release(buf, released, b.position)
             if lo is not None and (b.last_offset < lo or b.base_offset > hi):
                 continue
             if not ctx.deep:
@@ -387,6 +467,28 @@ def _dump_log(ctx: _Ctx, path: Path, kind: str) -> None:
                 else:
                     ctx.obj(_batch_doc(file, b))
                 continue
+            if fast and b.magic == 2 and not b.is_control:
+                try:
+                    done = records_json(
+                        B.v2_payload(mv, b),
+                        b.base_offset,
+                        b.first_timestamp or 0,
+                        b.count or 0,
+                        -1 if b.base_sequence is None else b.base_sequence,
+                    )
+                except ValueError:
+                    done = None  # the general path below reports it
+                if done is not None:
+                    recs, offsets = done
+                    ctx.raw(
+                        to_json(_batch_doc(file, b), indent=False)[:-1]
+                        + ',"records":['
+                        + recs
+                        + "]}"
+                    )
+                    if gaps is not None:
+                        gaps.check(offsets)
+                    continue
             try:
                 data, rows = B.decode_records(mv, b)
             except ValueError as exc:
@@ -398,6 +500,8 @@ def _dump_log(ctx: _Ctx, path: Path, kind: str) -> None:
                 if ctx.strict:
                     return
                 continue
+            if gaps is not None:
+                gaps.check([r[0] for r in rows])
             if lo is not None:
                 rows = [r for r in rows if lo <= r[0] <= hi]
             if text:
@@ -406,6 +510,7 @@ def _dump_log(ctx: _Ctx, path: Path, kind: str) -> None:
                 _records_json(ctx, path, b, data, rows)
             if ctx.strict and ctx.problems:
                 return
+    finally:
         if mv is not buf:
             mv.release()
 

@@ -464,6 +464,20 @@ def _legacy_message(data: Any, pos: int, end: int, where: str) -> tuple[tuple[An
     return (offset, magic, attrs, crc, valid, ts, kpos, klen, vpos, vlen), nxt
 
 
+def v2_payload(buf: Any, batch: Batch) -> bytes:
+    """The records section of a magic-2 batch, decompressed; DecodeError when it does not."""
+    start = batch.position + V2_HEADER
+    end = batch.position + batch.size
+    if batch.codec_id:
+        try:
+            return decompress(batch.codec_id, buf[start:end])
+        except CodecError as exc:
+            raise DecodeError(
+                f"batch at byte {batch.position}: payload does not decompress ({exc})"
+            ) from None
+    return bytes(buf[start:end])
+
+
 def decode_records(buf: Any, batch: Batch) -> tuple[Any, list[tuple[Any, ...]]]:
     """Open ``batch``: (data, record tuples) where positions in the tuples index ``data``.
     Magic 2 tuples are as :func:`_v2_records`; magic 0/1 tuples are (offset, timestamp,
@@ -474,13 +488,7 @@ def decode_records(buf: Any, batch: Batch) -> tuple[Any, list[tuple[Any, ...]]]:
     if batch.magic == 2:
         if batch.count is None or batch.count < 0:
             raise DecodeError(f"{where}: negative record count")
-        if batch.codec_id:
-            try:
-                data = decompress(batch.codec_id, buf[start + V2_HEADER : end])
-            except CodecError as exc:
-                raise DecodeError(f"{where}: payload does not decompress ({exc})") from None
-        else:
-            data = bytes(buf[start + V2_HEADER : end])
+        data = v2_payload(buf, batch)
         try:
             rows = _v2_records(
                 data,

@@ -1,0 +1,138 @@
+"""The fast JSON path of `dump-segment --deep-iteration -o json(l)` against the general path, on
+batches kafka-python's builders wrote; DumpLogSegments' non-consecutive offsets report; the
+magic-0 LZ4 frame with Kafka's broken header checksum."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from kctl.logfmt import batch as B
+from kctl.logfmt.fast import records_json
+
+
+def _batch(
+    n: int,
+    *,
+    codec: int = 0,
+    base_offset: int = 0,
+    pid: int = -1,
+    seq: int = -1,
+    headers: bool = False,
+    step: int = 1,
+) -> bytes:
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=codec,
+        is_transactional=False,
+        producer_id=pid,
+        producer_epoch=0 if pid >= 0 else -1,
+        base_sequence=seq,
+        batch_size=1 << 24,
+    )
+    for i in range(n):
+        builder.append(
+            i * step,
+            timestamp=1_700_000_000_000 + 7 * i,
+            key=None if i % 3 == 0 else b"key-%d" % i,
+            value=None if i % 11 == 5 else b"v" * (i % 130),
+            headers=[("h", b"x")] if headers else [],
+        )
+    data = bytearray(builder.build())
+    # The broker assigns the base offset on append; the CRC does not cover it.
+    data[0:8] = struct.pack(">q", base_offset)
+    return bytes(data)
+
+
+def _general(data: bytes, b: B.Batch) -> list[dict]:
+    _, rows = B.decode_records(data, b)
+    return [
+        {
+            "offset": r[0],
+            "timestamp": r[1],
+            "key_size": r[3],
+            "value_size": r[5],
+            "sequence": r[7],
+            "header_keys": [h[0] for h in r[6]],
+        }
+        for r in rows
+    ]
+
+
+@pytest.mark.parametrize("codec", [0, 1])
+@pytest.mark.parametrize(("pid", "seq"), [(-1, -1), (7, 2_147_483_600)])
+def test_fast_path_gives_the_general_paths_records(codec: int, pid: int, seq: int) -> None:
+    # 300 records: offset and timestamp deltas, record lengths and value sizes of one and two
+    # varint bytes; sequences that wrap past Integer.MAX_VALUE.
+    data = _batch(300, codec=codec, base_offset=1_000_000, pid=pid, seq=seq)
+    (b,) = list(B.scan(data))
+    done = records_json(B.v2_payload(data, b), b.base_offset, b.first_timestamp, b.count, seq)
+    assert done is not None
+    text, offsets = done
+    assert json.loads("[" + text + "]") == _general(data, b)
+    assert offsets == list(range(1_000_000, 1_000_300))
+
+
+def test_fast_path_declines_headers_and_damage() -> None:
+    data = _batch(3, headers=True)
+    (b,) = list(B.scan(data))
+    assert records_json(B.v2_payload(data, b), 0, b.first_timestamp, 3, -1) is None
+    plain = _batch(3)
+    (b,) = list(B.scan(plain))
+    payload = B.v2_payload(plain, b)
+    assert records_json(payload, 0, b.first_timestamp, 4, -1) is None  # count says 4
+    assert records_json(payload[:-1], 0, b.first_timestamp, 3, -1) is None
+
+
+def test_cli_fast_and_general_paths_print_the_same_and_report_gaps(
+    offline_kctl, tmp_path: Path
+) -> None:
+    seg = tmp_path / "00000000000000000000.log"
+    # Offsets 0..99, then a batch at 120 whose records skip every other offset (as compaction
+    # leaves them), then one with headers (general path).
+    seg.write_bytes(
+        _batch(100) + _batch(5, base_offset=120, step=2) + _batch(2, base_offset=200, headers=True)
+    )
+    fast = offline_kctl("dump-segment", str(seg), "--deep-iteration", "-o", "jsonl")
+    assert fast.code == 0, fast
+    general = offline_kctl(
+        "dump-segment", str(seg), "--deep-iteration", "--offsets", "0..", "-o", "jsonl"
+    )
+    assert general.code == 0, general
+    assert fast.stdout == general.stdout
+    docs = [json.loads(line) for line in fast.stdout.splitlines()]
+    assert [len(d["records"]) for d in docs] == [100, 5, 2]
+    assert f"Non-consecutive offsets in {seg}" in fast.stderr
+    for pair in ("99 is followed by 120", "120 is followed by 122", "128 is followed by 200"):
+        assert f"  {pair}" in fast.stderr
+    as_json = offline_kctl("dump-segment", str(seg), "--deep-iteration", "-o", "json")
+    assert json.loads(as_json.stdout) == docs
+    text = offline_kctl("dump-segment", str(seg), "--deep-iteration")
+    assert text.code == 0 and "99 is followed by 120" in text.stderr
+
+
+def test_magic0_lz4_with_kafkas_broken_header_checksum() -> None:
+    pytest.importorskip("lz4")
+    pytest.importorskip("xxhash")
+    import cramjam
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    # kafka-python writes magic-0 LZ4 as Kafka 0.8/0.9 did: header checksum over the magic too.
+    builder = LegacyRecordBatchBuilder(magic=0, compression_type=3, batch_size=1 << 20)
+    for i in range(3):
+        builder.append(i, timestamp=None, key=None, value=b"value-%d" % i * 20)
+    data = bytes(builder.build())
+    (b,) = list(B.scan(data))
+    assert b.magic == 0 and b.codec == "lz4" and b.is_valid
+    wrapped = data[26:]  # 12 log overhead, crc, magic, attributes, key -1, value length
+    assert wrapped[:4] == b"\x04\x22\x4d\x18"
+    with pytest.raises(Exception):  # noqa: B017 - the frame really is off-spec
+        cramjam.lz4.decompress(wrapped)
+    recs = B.records(data, b)
+    assert [r.value for r in recs] == [b"value-%d" % i * 20 for i in range(3)]
+    assert [r.offset for r in recs] == [0, 1, 2]
