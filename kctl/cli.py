@@ -149,6 +149,11 @@ def _register() -> None:
     )(dump.dump_segment)
     app.add_typer(offsets.app, name="offsets")
 
+    from kctl.commands import partitions, replicas
+
+    app.add_typer(replicas.app, name="replicas")
+    app.add_typer(partitions.app, name="partitions")
+
 
 _register()
 

@@ -61,3 +61,132 @@ def api_versions() -> None:
             rows, cols("broker:>", "address", "api", "api_key:>", "min_version:>", "max_version:>")
         )
     )
+
+
+@app.command(
+    "snapshot",
+    epilog=example(
+        "kctl cluster snapshot -o json > snap.json",
+        "kctl replicas validate --snapshot snap.json",
+    ),
+)
+def snapshot(
+    topics: list[str] = typer.Option(
+        [], "--topic", "-t", help="Only this topic (repeatable; default: every topic)."
+    ),
+    log_dirs: bool = typer.Option(
+        True, "--log-dirs/--no-log-dirs", help="Ask the brokers for their log dirs."
+    ),
+) -> None:
+    """Placement, ISR, min.insync.replicas, racks and log dirs in one document: with -o json,
+    the input of 'kctl replicas validate --snapshot' (fields in docs/replicas.md)."""
+    from kctl.commands._common import note
+    from kctl.kafka.client import Admin
+    from kctl.kafka.snapshot import collect
+
+    snap = collect(Admin(), list(topics), log_dirs=log_dirs)
+    if snap.log_dirs_unsupported:
+        brokers = ", ".join(map(str, snap.log_dirs_unsupported))
+        note(f"kctl: log dirs not collected from broker {brokers} (no DescribeLogDirs support)")
+    rows = [
+        {
+            "topic": t.name,
+            "partition": p.partition,
+            "leader": p.leader,
+            "replicas": p.replicas,
+            "isr": p.isr,
+            "min_insync_replicas": t.min_insync_replicas,
+        }
+        for t in snap.topics
+        for p in t.partitions
+    ]
+    emit(
+        Output(
+            rows,
+            cols("topic", "partition:>", "leader:>", "replicas", "isr", "min_insync_replicas:>"),
+            doc=snap.to_dict(),
+        )
+    )
+
+
+@app.command(
+    "log-dirs",
+    epilog=example(
+        "kctl cluster log-dirs",
+        "kctl cluster log-dirs --broker 1 --topic orders -o json",
+    ),
+)
+def log_dirs(
+    brokers: list[int] = typer.Option(
+        [], "--broker", help="Only this broker (repeatable; default: every broker)."
+    ),
+    topics: list[str] = typer.Option(
+        [], "--topic", "-t", help="Only this topic's replicas (repeatable)."
+    ),
+) -> None:
+    """Per broker and log dir: each replica's size, offset lag and whether it is a future
+    replica (an intra-broker move), as kafka-log-dirs.sh --describe."""
+    from kctl.kafka import logdirs
+    from kctl.kafka.client import Admin
+    from kctl.kafka.topics import resolve_names
+
+    wanted = None
+    if topics:
+        view, names = resolve_names(Admin(), list(topics), None, internal=True, missing_ok=False)
+        wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
+    from kctl.kafka.connect import resolve
+
+    dirs = logdirs.describe(resolve(), list(brokers) or None, wanted)
+    rows = []
+    for d in dirs:
+        if not d.replicas:
+            rows.append({"broker": d.broker, "log_dir": d.path, "error": d.error})
+        for r in d.replicas:
+            rows.append(
+                {
+                    "broker": d.broker,
+                    "log_dir": d.path,
+                    "topic": r.topic,
+                    "partition": r.partition,
+                    "size": r.size,
+                    "offset_lag": r.offset_lag,
+                    "future": r.is_future,
+                    "error": d.error,
+                }
+            )
+    doc = [
+        {
+            "broker": d.broker,
+            "log_dir": d.path,
+            "error": d.error,
+            "total_bytes": d.total_bytes,
+            "usable_bytes": d.usable_bytes,
+            "replicas": [
+                {
+                    "topic": r.topic,
+                    "partition": r.partition,
+                    "size": r.size,
+                    "offset_lag": r.offset_lag,
+                    "future": r.is_future,
+                }
+                for r in d.replicas
+            ],
+        }
+        for d in dirs
+    ]
+    emit(
+        Output(
+            rows,
+            cols(
+                "broker:>",
+                "log_dir",
+                "topic",
+                "partition:>",
+                "size:>",
+                "offset_lag:>",
+                "future",
+                "error",
+            ),
+            doc=doc,
+        )
+    )

@@ -1,0 +1,410 @@
+"""kctl partitions: leader elections (kafka-leader-election.sh) and reassignments
+(kafka-reassign-partitions.sh). Both print the plan and change nothing without --execute."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from kctl.commands._common import example, note
+from kctl.formatters import Output, cols, emit
+
+app = typer.Typer(
+    help="Elect leaders and reassign partitions: the plan first, --execute to act.",
+    no_args_is_help=True,
+)
+reassign_app = typer.Typer(
+    help="Generate, execute, verify, cancel and list partition reassignments.",
+    no_args_is_help=True,
+)
+app.add_typer(reassign_app, name="reassign")
+
+EXECUTE_HELP = "Act on the plan; without it nothing is changed."
+
+
+def _read_json(path: Path, what: str) -> Any:
+    import orjson
+
+    from kctl.errors import KctlError, UsageError
+
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise KctlError(f"cannot read {what} {path}", exc.strerror) from exc
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"{what} {path} is not JSON", str(exc)) from exc
+
+
+def parse_topic_partitions(items: list[str]) -> dict[str, list[int] | None]:
+    """``T`` (every partition) or ``T:0,1,2``."""
+    from kctl.errors import UsageError
+
+    out: dict[str, list[int] | None] = {}
+    for item in items:
+        topic, sep, parts = item.partition(":")
+        if not topic:
+            raise UsageError(f"malformed --topic {item!r}", "expected TOPIC or TOPIC:P,P")
+        if not sep:
+            out[topic] = None
+            continue
+        try:
+            chosen = [int(p) for p in parts.split(",")]
+        except ValueError:
+            raise UsageError(
+                f"malformed --topic {item!r}", "partitions must be numbers: TOPIC:0,1"
+            ) from None
+        prev = out.get(topic, [])
+        out[topic] = None if prev is None and topic in out else sorted({*(prev or []), *chosen})
+    return out
+
+
+def _election_file(path: Path) -> dict[str, list[int] | None]:
+    """kafka-leader-election.sh --path-to-json-file: {"partitions": [{"topic", "partition"}]}."""
+    from kctl.errors import UsageError
+
+    doc = _read_json(path, "election file")
+    entries = doc.get("partitions") if isinstance(doc, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise UsageError(f"malformed election file {path}", 'expected {"partitions": [...]}')
+    out: dict[str, list[int] | None] = {}
+    for i, e in enumerate(entries):
+        if (
+            not isinstance(e, dict)
+            or not isinstance(e.get("topic"), str)
+            or not isinstance(e.get("partition"), int)
+        ):
+            raise UsageError(
+                f"malformed election file {path}", f"partitions[{i}] needs topic and partition"
+            )
+        out.setdefault(e["topic"], [])
+        out[e["topic"]].append(e["partition"])  # type: ignore[union-attr]
+    return out
+
+
+@app.command(
+    "elect-leaders",
+    epilog=example(
+        "kctl partitions elect-leaders --preferred --all-topics",
+        "kctl partitions elect-leaders --preferred --topic orders:0,1 --execute",
+        "kctl partitions elect-leaders --unclean --from-file partitions.json --execute",
+    ),
+)
+def elect_leaders(
+    preferred: bool = typer.Option(
+        False, "--preferred", help="Move leadership to the first replica."
+    ),
+    unclean: bool = typer.Option(
+        False, "--unclean", help="Elect a leader for leaderless partitions, even outside the ISR."
+    ),
+    all_topics: bool = typer.Option(False, "--all-topics", help="Every partition of every topic."),
+    topics: list[str] = typer.Option(
+        [], "--topic", "-t", help="TOPIC or TOPIC:P,P (repeatable).", metavar="T[:P,...]"
+    ),
+    from_file: Path | None = typer.Option(
+        None,
+        "--from-file",
+        help='JSON as kafka-leader-election.sh reads: {"partitions":[{"topic","partition"}]}.',
+        metavar="FILE",
+    ),
+    execute: bool = typer.Option(False, "--execute", help=EXECUTE_HELP),
+) -> None:
+    """Preferred or unclean leader election: shows per partition the current and the expected
+    leader; with --execute sends ElectLeaders for the partitions that need it."""
+    from kctl.errors import NotFoundError, UsageError
+    from kctl.kafka import elect
+    from kctl.kafka.client import Admin
+    from kctl.kafka.topics import cluster_view
+    from kctl.replicas.assign import election_step
+
+    if preferred == unclean:
+        raise UsageError("choose one of --preferred and --unclean")
+    if sum([all_topics, bool(topics), from_file is not None]) != 1:
+        raise UsageError("choose exactly one of --all-topics, --topic, --from-file")
+    kind = "preferred" if preferred else "unclean"
+    scope = (
+        parse_topic_partitions(list(topics))
+        if topics
+        else _election_file(from_file)
+        if from_file is not None
+        else None
+    )
+    admin = Admin()
+    elect.supported(admin.conn)
+    view = cluster_view(admin)
+    live = set(view.brokers)
+    steps = []
+    names = sorted(view.topics) if scope is None else sorted(scope)
+    for name in names:
+        t = view.topics.get(name)
+        if t is None:
+            raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
+        wanted = None if scope is None else scope[name]
+        have = {p.partition for p in t.partitions}
+        for p in wanted or []:
+            if p not in have:
+                raise NotFoundError(f"unknown partition {name}-{p}", f"{name} has {len(have)}")
+        for p in t.partitions:
+            if wanted is not None and p.partition not in wanted:
+                continue
+            step = election_step(name, p.partition, p.leader, p.replicas, p.isr, live, kind)
+            if scope is None and step.action == "skip":
+                continue  # --all-topics: only what would change
+            steps.append(step)
+    columns = cols(
+        "topic", "partition:>", "leader:>", "replicas", "isr", "new_leader:>", "action", "reason"
+    )
+    todo: dict[str, list[int]] = {}
+    for s in steps:
+        if s.action == "elect":
+            todo.setdefault(s.topic, []).append(s.partition)
+    if not execute:
+        emit(Output([s.row() for s in steps], columns))
+        note(
+            f"plan: {sum(map(len, todo.values()))} {kind} election(s); nothing changed "
+            "(add --execute to elect)"
+        )
+        return
+    if not todo:
+        emit(Output([s.row() for s in steps], columns))
+        note("nothing to elect")
+        return
+    results = elect.elect(admin.conn, kind, todo)
+    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
+    if any(r["status"] == "failed" for r in results):
+        raise typer.Exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# reassign
+
+
+def _plan(path: Path) -> Any:
+    from kctl.errors import UsageError
+    from kctl.replicas.assign import PlanError, parse_plan
+
+    try:
+        return parse_plan(_read_json(path, "plan"))
+    except PlanError as exc:
+        raise UsageError(f"malformed plan {path}", str(exc)) from exc
+
+
+def _parse_brokers(text: str) -> list[int]:
+    from kctl.errors import UsageError
+
+    try:
+        ids = [int(b) for b in text.split(",") if b.strip()]
+    except ValueError:
+        raise UsageError(f"malformed --brokers {text!r}", "expected ids like 1,2,3") from None
+    if not ids or len(set(ids)) != len(ids):
+        raise UsageError(f"malformed --brokers {text!r}", "expected distinct ids like 1,2,3")
+    return ids
+
+
+def _rows(current: dict[Any, list[int]], target: dict[Any, list[int]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "topic": topic,
+            "partition": partition,
+            "current": current.get((topic, partition), []),
+            "proposed": replicas,
+            "moving": sorted(set(replicas) - set(current.get((topic, partition), []))),
+        }
+        for (topic, partition), replicas in sorted(target.items())
+    ]
+
+
+PLAN_COLUMNS = ("topic", "partition:>", "current", "proposed", "moving")
+
+
+@reassign_app.command(
+    "generate",
+    epilog=example(
+        "kctl partitions reassign generate --topic orders --brokers 1,2,3 -o json > plan.json",
+        "kctl partitions reassign generate -t a -t b --brokers 4,5,6 --current-file rollback.json",
+    ),
+)
+def generate(
+    topics: list[str] = typer.Option(..., "--topic", "-t", help="Topic to move (repeatable)."),
+    brokers: str = typer.Option(..., "--brokers", help="Target broker ids, e.g. 1,2,3."),
+    current_file: Path | None = typer.Option(
+        None,
+        "--current-file",
+        help="Also write the current assignment (for a rollback).",
+        metavar="FILE",
+    ),
+) -> None:
+    """Propose a placement on the target brokers: replicas already there stay, moved replicas go
+    to unused racks first, then to the least-loaded brokers, and preferred leaders are balanced.
+    With -o json the output is a plan for 'reassign execute' and kafka-reassign-partitions.sh."""
+    from kctl.errors import KctlError, NotFoundError
+    from kctl.kafka.client import Admin
+    from kctl.kafka.reassign import current_assignment
+    from kctl.replicas.assign import PlanError, moves, plan_document, propose
+
+    targets = _parse_brokers(brokers)
+    current, racks = current_assignment(Admin(), list(dict.fromkeys(topics)))
+    unknown = [b for b in targets if b not in racks]
+    if unknown:
+        known = ", ".join(map(str, sorted(racks)))
+        raise NotFoundError(f"unknown broker {unknown[0]}", f"brokers: {known}")
+    try:
+        proposed = propose(current, targets, racks)
+    except PlanError as exc:
+        raise KctlError("cannot generate a reassignment", str(exc)) from exc
+    if current_file is not None:
+        from kctl.formatters import to_json
+
+        current_file.write_text(to_json(plan_document(current)) + "\n")
+        note(f"current assignment written to {current_file}")
+    emit(Output(_rows(current, proposed), cols(*PLAN_COLUMNS), doc=plan_document(proposed)))
+    note(f"{moves(current, proposed)} replica(s) move in {len(proposed)} partition(s)")
+
+
+@reassign_app.command(
+    "execute",
+    epilog=example(
+        "kctl partitions reassign execute --file plan.json",
+        "kctl partitions reassign execute --file plan.json --throttle 50000000 --execute",
+    ),
+)
+def execute_(
+    file: Path = typer.Option(
+        ..., "--file", "-f", help="Plan JSON (reassign generate).", metavar="FILE"
+    ),
+    throttle: int | None = typer.Option(
+        None,
+        "--throttle",
+        min=1,
+        help="Replication throttle in bytes/s while moving.",
+        metavar="BYTES_PER_S",
+    ),
+    execute: bool = typer.Option(False, "--execute", help=EXECUTE_HELP),
+) -> None:
+    """Start the reassignment in a plan file (AlterPartitionReassignments), optionally throttled;
+    'reassign verify' reports progress and removes the throttle once done."""
+    from kctl.errors import NotFoundError
+    from kctl.kafka import reassign
+    from kctl.kafka.client import Admin
+
+    plan = _plan(file)
+    admin = Admin()
+    reassign.check_alter_supported(admin.conn, "reassigning partitions")
+    current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
+    for (topic, partition), replicas in plan.items():
+        if (topic, partition) not in current:
+            raise NotFoundError(f"unknown partition {topic}-{partition}", "not in the cluster")
+        unknown = [b for b in replicas if b not in racks]
+        if unknown:
+            raise NotFoundError(
+                f"{topic}-{partition}: unknown broker {unknown[0]}",
+                f"brokers: {', '.join(map(str, sorted(racks)))}",
+            )
+    if not execute:
+        emit(Output(_rows(current, plan), cols(*PLAN_COLUMNS)))
+        note(f"plan: {len(plan)} partition(s); nothing changed (add --execute to start)")
+        return
+    if throttle is not None:
+        reassign.set_throttle(admin, current, plan, throttle)
+        note(f"replication throttled to {throttle} bytes/s until 'reassign verify' finds it done")
+    results = reassign.alter(admin.conn, dict(plan), "reassigning partitions")
+    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
+    if any(r["status"] == "failed" for r in results):
+        raise typer.Exit(1)
+
+
+@reassign_app.command(
+    "verify",
+    epilog=example("kctl partitions reassign verify --file plan.json"),
+)
+def verify_(
+    file: Path = typer.Option(
+        ..., "--file", "-f", help="The plan that was executed.", metavar="FILE"
+    ),
+    keep_throttle: bool = typer.Option(
+        False, "--keep-throttle", help="Leave the replication throttle in place."
+    ),
+) -> None:
+    """Per partition of the plan: complete, in progress or not applied. Once every partition
+    is complete the replication throttle is removed. Exit 3 while not complete."""
+    from kctl.kafka import reassign
+    from kctl.kafka.client import Admin
+
+    plan = _plan(file)
+    admin = Admin()
+    rows, done = reassign.verify(admin, admin.conn, plan)
+    emit(Output(rows, cols("topic", "partition:>", "status", "current", "target")))
+    if not done:
+        note("reassignment not complete; the throttle (if any) stays")
+        raise typer.Exit(3)
+    if not keep_throttle:
+        cleared = reassign.clear_throttles(admin, sorted({t for t, _ in plan}))
+        if cleared:
+            note(f"reassignment complete; throttle removed ({len(cleared)} config(s))")
+        else:
+            note("reassignment complete; no throttle was set")
+
+
+@reassign_app.command(
+    "cancel",
+    epilog=example(
+        "kctl partitions reassign cancel --file plan.json --execute",
+        "kctl partitions reassign cancel --all --execute",
+    ),
+)
+def cancel(
+    file: Path | None = typer.Option(
+        None, "--file", "-f", help="Cancel the partitions of this plan.", metavar="FILE"
+    ),
+    all_: bool = typer.Option(False, "--all", help="Cancel every ongoing reassignment."),
+    execute: bool = typer.Option(False, "--execute", help=EXECUTE_HELP),
+) -> None:
+    """Cancel ongoing reassignments: the partitions go back to their original replicas."""
+    from kctl.errors import UsageError
+    from kctl.kafka import reassign
+    from kctl.kafka.connect import resolve
+
+    if (file is None) == (not all_):
+        raise UsageError("choose one of --file and --all")
+    conn = resolve()
+    reassign.check_alter_supported(conn, "cancelling reassignments")
+    running = reassign.ongoing(conn)
+    chosen = running
+    if file is not None:
+        plan = _plan(file)
+        chosen = [r for r in running if (r["topic"], r["partition"]) in plan]
+    if not execute or not chosen:
+        emit(
+            Output(
+                chosen,
+                cols("topic", "partition:>", "replicas", "adding_replicas", "removing_replicas"),
+            )
+        )
+        note(
+            f"{len(chosen)} ongoing reassignment(s) to cancel"
+            + ("; nothing changed (add --execute to cancel)" if chosen else "")
+        )
+        return
+    results = reassign.alter(
+        conn, {(r["topic"], r["partition"]): None for r in chosen}, "cancelling reassignments"
+    )
+    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
+    if any(r["status"] == "failed" for r in results):
+        raise typer.Exit(1)
+
+
+@reassign_app.command("list", epilog=example("kctl partitions reassign list -o json"))
+def list_() -> None:
+    """Ongoing reassignments: target replicas, replicas being added and removed."""
+    from kctl.kafka import reassign
+    from kctl.kafka.connect import resolve
+
+    rows = reassign.ongoing(resolve())
+    emit(
+        Output(
+            rows, cols("topic", "partition:>", "replicas", "adding_replicas", "removing_replicas")
+        )
+    )

@@ -1,0 +1,100 @@
+"""ElectLeaders (kafka-leader-election.sh) through kafka-python's protocol classes: the plan comes
+from Metadata (:func:`kctl.replicas.assign.election_step`), the request is sent only on
+``--execute``, and only to a broker that advertises ElectLeaders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kctl.errors import KctlError, UnsupportedByBroker
+from kctl.kafka import kp
+from kctl.kafka.connect import Connection
+
+API = "ElectLeaders"
+ELECTION_TYPES = {"preferred": 0, "unclean": 1}
+
+
+def build_request(
+    kind: str, partitions: dict[str, list[int]], timeout_ms: int, version: int
+) -> Any:
+    """An ElectLeadersRequest for the named partitions (v0 knows only preferred elections)."""
+    from kafka.protocol.admin import ElectLeadersRequest
+
+    if kind not in ELECTION_TYPES:
+        raise ValueError(f"unknown election type {kind!r}")
+    if version == 0 and kind != "preferred":
+        raise UnsupportedByBroker("ElectLeaders v1 (unclean elections)", "electing leaders")
+    topics = [
+        ElectLeadersRequest.TopicPartitions(topic=t, partitions=sorted(ps))
+        for t, ps in sorted(partitions.items())
+    ]
+    fields: dict[str, Any] = {"topic_partitions": topics, "timeout_ms": timeout_ms}
+    if version >= 1:
+        fields["election_type"] = ELECTION_TYPES[kind]
+    return ElectLeadersRequest(version=version, **fields)
+
+
+def parse_response(response: Any) -> list[dict[str, Any]]:
+    """One row per partition: ``status`` elected | not-needed | failed, with the error."""
+    from kctl.kafka.logdirs import error_name
+
+    top = getattr(response, "error_code", 0) or 0
+    if top:
+        raise KctlError("electing leaders", error_name(top))
+    rows = []
+    for result in response.replica_election_results:
+        for p in result.partition_result:
+            code = p.error_code or 0
+            name = None if code == 0 else error_name(code)
+            status = (
+                "elected"
+                if code == 0
+                else "not-needed"
+                if name == "ELECTION_NOT_NEEDED"
+                else "failed"
+            )
+            rows.append(
+                {
+                    "topic": result.topic,
+                    "partition": p.partition_id,
+                    "status": status,
+                    "error": name,
+                    "message": p.error_message,
+                }
+            )
+    return sorted(rows, key=lambda r: (r["topic"], r["partition"]))
+
+
+def check_supported(client: Any) -> tuple[int, int]:
+    from kctl.kafka.logdirs import api_range
+
+    node = controller(client)
+    found = api_range(client, node, API)
+    if found is None:
+        raise UnsupportedByBroker(API, "electing leaders")
+    return found
+
+
+def controller(client: Any) -> int:
+    meta = client.describe_cluster()
+    ctl = meta.get("controller_id")
+    if ctl is None or ctl < 0:
+        return min(b["broker_id"] for b in meta["brokers"])
+    return int(ctl)
+
+
+def supported(conn: Connection) -> tuple[int, int]:
+    """ElectLeaders' version range on the controller; UnsupportedByBroker when absent."""
+    with kp.admin_client(conn) as client:
+        return check_supported(client)
+
+
+def elect(conn: Connection, kind: str, partitions: dict[str, list[int]]) -> list[dict[str, Any]]:
+    from kafka.protocol.admin import ElectLeadersRequest
+
+    with kp.admin_client(conn) as client:
+        _, high = check_supported(client)
+        version = min(high, ElectLeadersRequest.max_version)
+        request = build_request(kind, partitions, int(conn.timeout * 1000), version)
+        response = kp.send(client, request, "electing leaders", node_id=controller(client))
+    return parse_response(response)

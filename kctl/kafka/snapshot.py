@@ -1,0 +1,120 @@
+"""Collect a :class:`ClusterSnapshot`: Metadata (placement, ISR), DescribeCluster (racks),
+DescribeConfigs (min.insync.replicas per topic, broker defaults) and DescribeLogDirs (where the
+brokers support it)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+from kctl.errors import KctlError, NotFoundError
+from kctl.kafka import cluster, kp
+from kctl.kafka.client import Admin
+from kctl.kafka.configs import _source
+from kctl.kafka.topics import cluster_view, is_internal
+from kctl.replicas.model import BrokerInfo, ClusterSnapshot, PartitionInfo, TopicInfo
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _topic_min_isr(admin: Admin, names: list[str]) -> dict[str, tuple[int | None, str | None]]:
+    from confluent_kafka.admin import ConfigResource
+
+    if not names:
+        return {}
+    out: dict[str, tuple[int | None, str | None]] = {}
+    futures = admin.client.describe_configs(
+        [ConfigResource("topic", n) for n in names], request_timeout=admin.timeout
+    )
+    for res, fut in futures.items():
+        entries = admin.result(fut, f"describing configs of topic {res.name!r}")
+        entry = entries.get("min.insync.replicas")
+        if entry is None or _int(entry.value) is None:
+            out[res.name] = (None, None)
+        else:
+            out[res.name] = (_int(entry.value), _source(entry.source))
+    return out
+
+
+def _broker_defaults(admin: Admin, broker: int) -> tuple[int | None, int | None]:
+    """(min.insync.replicas, default.replication.factor) as broker ``broker`` applies them."""
+    from confluent_kafka.admin import ConfigResource
+
+    futures = admin.client.describe_configs(
+        [ConfigResource("broker", str(broker))], request_timeout=admin.timeout
+    )
+    entries = admin.result(next(iter(futures.values())), f"describing configs of broker {broker}")
+    mi, rf = entries.get("min.insync.replicas"), entries.get("default.replication.factor")
+    return (_int(mi.value) if mi else None, _int(rf.value) if rf else None)
+
+
+def collect(
+    admin: Admin, topics: list[str] | None = None, *, log_dirs: bool = True
+) -> ClusterSnapshot:
+    """A snapshot of the whole cluster, or of ``topics`` (each must exist)."""
+    info = cluster.describe(admin)
+    view = cluster_view(admin)
+    names = sorted(view.topics)
+    if topics:
+        for name in topics:
+            if name not in view.topics:
+                raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
+        names = sorted(set(topics))
+    min_isr = _topic_min_isr(admin, names)
+    default_mi: int | None = None
+    default_rf: int | None = None
+    if info.brokers:
+        # A broker that hides its configs: the rules fall back to Kafka's defaults.
+        with contextlib.suppress(KctlError):
+            default_mi, default_rf = _broker_defaults(
+                admin,
+                info.controller_id if info.controller_id in view.brokers else info.brokers[0].id,
+            )
+    snap = ClusterSnapshot(
+        taken_at_ms=int(time.time() * 1000),
+        cluster_id=info.cluster_id,
+        controller_id=info.controller_id,
+        brokers=[BrokerInfo(b.id, b.host, b.port, b.rack) for b in info.brokers],
+        topics=[],
+        default_min_insync_replicas=default_mi,
+        default_replication_factor=default_rf,
+        bootstrap=admin.conn.bootstrap_servers,
+    )
+    for name in names:
+        t = view.topics[name]
+        mi, source = min_isr.get(name, (None, None))
+        snap.topics.append(
+            TopicInfo(
+                name=name,
+                internal=t.internal or is_internal(name),
+                partitions=[
+                    PartitionInfo(
+                        partition=p.partition,
+                        leader=p.leader,
+                        replicas=list(p.replicas),
+                        isr=list(p.isr),
+                        offline_replicas=list(p.offline_replicas),
+                        error=p.error,
+                    )
+                    for p in t.partitions
+                ],
+                min_insync_replicas=mi,
+                min_insync_replicas_source=source,
+                error=t.error,
+            )
+        )
+    if log_dirs:
+        from kctl.kafka import logdirs
+
+        wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
+        with kp.admin_client(admin.conn) as client:
+            snap.log_dirs, snap.log_dirs_unsupported = logdirs.describe_with(
+                client, None, wanted if topics else None
+            )
+    return snap

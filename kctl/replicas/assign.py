@@ -1,0 +1,252 @@
+"""Partition placement, pure: reassignment proposals, kafka-reassign-partitions.sh plan JSON,
+replication throttles, and preferred/unclean leader-election plans.
+
+:func:`propose` moves only the replicas that sit on brokers outside the target set (replicas
+already on a target broker stay), places each moved replica on a rack the partition does not use
+yet while there is one, then on the least-loaded broker, and finally orders each replica list so
+that preferred leaders are balanced (no single leader swap would even them out further).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+TP = tuple[str, int]
+Assignment = dict[TP, list[int]]
+
+
+class PlanError(ValueError):
+    """A plan that cannot be made or read."""
+
+
+def propose(
+    current: Assignment, brokers: Iterable[int], racks: dict[int, str | None] | None = None
+) -> Assignment:
+    """The proposed assignment of every partition in ``current`` onto ``brokers``."""
+    targets = sorted(set(brokers))
+    if not targets:
+        raise PlanError("no target brokers")
+    rack_of: dict[int, str | None] = {b: (racks or {}).get(b) for b in targets}
+    rack_aware = all(r is not None for r in rack_of.values())
+    load: Counter[int] = Counter({b: 0 for b in targets})
+    kept: dict[TP, list[int]] = {}
+    for tp, replicas in current.items():
+        if len(set(replicas)) != len(replicas):
+            raise PlanError(f"{tp[0]}-{tp[1]} lists a broker twice: {replicas}")
+        if len(replicas) > len(targets):
+            raise PlanError(
+                f"{tp[0]}-{tp[1]} has {len(replicas)} replicas, more than the "
+                f"{len(targets)} target broker(s)"
+            )
+        kept[tp] = [r for r in replicas if r in load]
+        load.update(kept[tp])
+    placed: Assignment = {}
+    for tp in sorted(current):
+        chosen = list(kept[tp])
+        used = {rack_of[r] for r in chosen}
+        for _ in range(len(current[tp]) - len(chosen)):
+            pick = min(
+                (b for b in targets if b not in chosen),
+                key=lambda b: (rack_aware and rack_of[b] in used, load[b], b),
+            )
+            chosen.append(pick)
+            used.add(rack_of[pick])
+            load[pick] += 1
+        placed[tp] = chosen
+    return _balance_leaders(current, placed)
+
+
+def _balance_leaders(current: Assignment, placed: Assignment) -> Assignment:
+    leaders: Counter[int] = Counter()
+    leader: dict[TP, int] = {}
+    for tp in sorted(placed):
+        replicas = placed[tp]
+        if not replicas:
+            continue
+        old = current[tp][0] if current[tp] else None
+        first = old if old in replicas else min(replicas, key=lambda b: (leaders[b], b))
+        leader[tp] = first
+        leaders[first] += 1
+    # Local search: move a leadership to a replica with at least two fewer; each move lowers the
+    # sum of squared leader counts, so this ends; the bound is only a guard.
+    for _ in range(len(placed) * 4 + 10):
+        moved = False
+        for tp in sorted(leader):
+            cur = leader[tp]
+            best = min(placed[tp], key=lambda b: (leaders[b], b))
+            if leaders[best] < leaders[cur] - 1:
+                leaders[cur] -= 1
+                leaders[best] += 1
+                leader[tp] = best
+                moved = True
+        if not moved:
+            break
+    return {
+        tp: ([leader[tp]] + [b for b in replicas if b != leader[tp]]) if replicas else []
+        for tp, replicas in sorted(placed.items())
+    }
+
+
+def moves(current: Assignment, proposed: Assignment) -> int:
+    """Replicas that change broker (a reorder moves no data)."""
+    return sum(len(set(proposed[tp]) - set(current.get(tp, []))) for tp in proposed)
+
+
+# ---------------------------------------------------------------------------------------------
+# kafka-reassign-partitions.sh plan JSON
+
+
+def plan_document(assignment: Assignment) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "partitions": [
+            {
+                "topic": topic,
+                "partition": partition,
+                "replicas": list(replicas),
+                "log_dirs": ["any"] * len(replicas),
+            }
+            for (topic, partition), replicas in sorted(assignment.items())
+        ],
+    }
+
+
+def parse_plan(doc: Any) -> Assignment:
+    """A kafka-reassign-partitions.sh reassignment JSON (version 1)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), list):
+        raise PlanError('expected {"version": 1, "partitions": [...]}')
+    if doc.get("version", 1) != 1:
+        raise PlanError(f"unsupported plan version {doc.get('version')!r}")
+    out: Assignment = {}
+    for i, entry in enumerate(doc["partitions"]):
+        if not isinstance(entry, dict):
+            raise PlanError(f"partitions[{i}] is not an object")
+        topic, partition = entry.get("topic"), entry.get("partition")
+        replicas = entry.get("replicas")
+        if not isinstance(topic, str) or not topic:
+            raise PlanError(f"partitions[{i}]: missing topic")
+        if not isinstance(partition, int) or isinstance(partition, bool) or partition < 0:
+            raise PlanError(f"partitions[{i}]: partition must be a number >= 0")
+        if (
+            not isinstance(replicas, list)
+            or not replicas
+            or not all(isinstance(r, int) and not isinstance(r, bool) for r in replicas)
+        ):
+            raise PlanError(f"partitions[{i}] ({topic}-{partition}): replicas must be broker ids")
+        if len(set(replicas)) != len(replicas):
+            raise PlanError(f"partitions[{i}] ({topic}-{partition}) lists a broker twice")
+        dirs = entry.get("log_dirs")
+        if dirs is not None and (not isinstance(dirs, list) or len(dirs) != len(replicas)):
+            raise PlanError(
+                f"partitions[{i}] ({topic}-{partition}): log_dirs must have one entry per replica"
+            )
+        if dirs is not None and any(d != "any" for d in dirs):
+            raise PlanError(
+                f"partitions[{i}] ({topic}-{partition}): moving replicas between log dirs "
+                '(log_dirs other than "any") is not supported'
+            )
+        if (topic, partition) in out:
+            raise PlanError(f"{topic}-{partition} appears twice")
+        out[(topic, partition)] = list(replicas)
+    if not out:
+        raise PlanError("the plan lists no partitions")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Replication throttles
+
+
+def throttled_replicas(current: Assignment, proposed: Assignment) -> dict[str, dict[str, str]]:
+    """Per topic, the values of leader.replication.throttled.replicas (the current replicas of
+    each moving partition) and follower.replication.throttled.replicas (the replicas being
+    added), as kafka-reassign-partitions.sh sets them."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for (topic, partition), new in sorted(proposed.items()):
+        old = current.get((topic, partition), [])
+        adding = [b for b in new if b not in old]
+        if not adding and set(new) == set(old):
+            continue
+        entry = out.setdefault(topic, {"leader": [], "follower": []})
+        entry["leader"] += [f"{partition}:{b}" for b in old]
+        entry["follower"] += [f"{partition}:{b}" for b in adding]
+    return {
+        topic: {
+            "leader.replication.throttled.replicas": ",".join(v["leader"]),
+            "follower.replication.throttled.replicas": ",".join(v["follower"]),
+        }
+        for topic, v in out.items()
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Leader elections
+
+
+@dataclass
+class ElectionStep:
+    topic: str
+    partition: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+    new_leader: int | None  # None: no election will happen
+    action: str  # elect | skip
+    reason: str
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "leader": self.leader,
+            "replicas": self.replicas,
+            "isr": self.isr,
+            "new_leader": self.new_leader,
+            "action": self.action,
+            "reason": self.reason,
+        }
+
+
+def election_step(
+    topic: str,
+    partition: int,
+    leader: int,
+    replicas: list[int],
+    isr: list[int],
+    live: set[int],
+    kind: str,
+) -> ElectionStep:
+    """What a ``preferred`` or ``unclean`` election would do to one partition."""
+
+    def step(new: int | None, reason: str) -> ElectionStep:
+        action = "elect" if new is not None else "skip"
+        return ElectionStep(topic, partition, leader, replicas, isr, new, action, reason)
+
+    has_leader = leader >= 0 and leader in live
+    if kind == "preferred":
+        if not replicas:
+            return step(None, "no replicas")
+        preferred = replicas[0]
+        if leader == preferred:
+            return step(None, "already led by its preferred leader")
+        if preferred not in live:
+            return step(None, f"preferred leader {preferred} is not alive")
+        if preferred not in isr:
+            return step(None, f"preferred leader {preferred} is not in the ISR")
+        return step(preferred, f"move leadership from {leader} to preferred leader {preferred}")
+    if kind != "unclean":
+        raise ValueError(f"unknown election type {kind!r}")
+    if has_leader:
+        return step(None, f"has a live leader ({leader})")
+    clean = [r for r in replicas if r in isr and r in live]
+    if clean:
+        return step(clean[0], f"no leader; {clean[0]} is alive and in the ISR (clean election)")
+    alive = [r for r in replicas if r in live]
+    if not alive:
+        return step(None, "no replica is alive")
+    return step(
+        alive[0], f"no leader and no live ISR member: {alive[0]} leads, records may be lost"
+    )

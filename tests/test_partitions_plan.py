@@ -1,0 +1,418 @@
+"""Pure placement logic (reassignment proposals with hypothesis, plan JSON, throttles, election
+plans) and the protocol requests/responses of APIs the local broker lacks, built and parsed with
+kafka-python's protocol classes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kctl.replicas import assign as A
+
+# ---------------------------------------------------------------------------------------------
+# Reassignment proposals
+
+
+@st.composite
+def clusters(draw):
+    all_brokers = list(range(1, draw(st.integers(2, 9)) + 1))
+    targets = draw(st.lists(st.sampled_from(all_brokers), min_size=1, unique=True))
+    rf = draw(st.integers(1, len(targets)))
+    n_racks = draw(st.integers(0, 4))
+    racks = {b: (f"r{draw(st.integers(0, n_racks - 1))}" if n_racks else None) for b in all_brokers}
+    current = {}
+    for p in range(draw(st.integers(1, 12))):
+        replicas = draw(st.permutations(all_brokers))[:rf]
+        current[("t", p)] = list(replicas)
+    return current, sorted(targets), racks
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters())
+def test_proposal_keeps_rf_distinct_targets_and_minimal_movement(case):
+    current, targets, racks = case
+    proposed = A.propose(current, targets, racks)
+    assert set(proposed) == set(current)
+    for tp, replicas in proposed.items():
+        assert len(replicas) == len(current[tp])
+        assert len(set(replicas)) == len(replicas)
+        assert set(replicas) <= set(targets)
+        kept = {b for b in current[tp] if b in targets}
+        assert kept <= set(replicas)  # replicas already on target brokers stay
+    off_target = sum(1 for reps in current.values() for b in reps if b not in targets)
+    assert A.moves(current, proposed) == off_target
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters())
+def test_proposal_spreads_moved_replicas_over_unused_racks(case):
+    current, targets, racks = case
+    if any(racks[b] is None for b in targets):
+        return
+    proposed = A.propose(current, targets, racks)
+    all_racks = {racks[b] for b in targets}
+    for tp, replicas in proposed.items():
+        kept_racks = {racks[b] for b in current[tp] if b in targets}
+        need = len(replicas) - sum(1 for b in current[tp] if b in targets)
+        expected = len(kept_racks) + min(need, len(all_racks - kept_racks))
+        assert len({racks[b] for b in replicas}) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters())
+def test_proposal_balances_leaders_no_single_swap_helps(case):
+    current, targets, racks = case
+    proposed = A.propose(current, targets, racks)
+    leaders = Counter(r[0] for r in proposed.values())
+    for replicas in proposed.values():
+        assert all(leaders[b] >= leaders[replicas[0]] - 1 for b in replicas)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 30), st.data())
+def test_full_move_without_racks_balances_replica_counts(n_targets, n_parts, data):
+    rf = data.draw(st.integers(1, n_targets))
+    targets = list(range(100, 100 + n_targets))
+    current = {("t", p): list(range(1, rf + 1)) for p in range(n_parts)}
+    proposed = A.propose(current, targets)
+    load = Counter(b for reps in proposed.values() for b in reps)
+    counts = [load[b] for b in targets]
+    assert max(counts) - min(counts) <= 1
+
+
+def test_proposal_rejects_rf_above_target_count():
+    with pytest.raises(A.PlanError, match="more than"):
+        A.propose({("t", 0): [1, 2, 3]}, [1, 2])
+
+
+def test_plan_document_matches_kafka_reassign_partitions_format():
+    doc = A.plan_document({("b", 0): [2, 1], ("a", 1): [3]})
+    assert doc == {
+        "version": 1,
+        "partitions": [
+            {"topic": "a", "partition": 1, "replicas": [3], "log_dirs": ["any"]},
+            {"topic": "b", "partition": 0, "replicas": [2, 1], "log_dirs": ["any", "any"]},
+        ],
+    }
+    assert A.parse_plan(doc) == {("a", 1): [3], ("b", 0): [2, 1]}
+    # kafka-reassign-partitions.sh also writes plans without log_dirs.
+    assert A.parse_plan(
+        {"version": 1, "partitions": [{"topic": "a", "partition": 0, "replicas": [1]}]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"partitions": []}, "no partitions"),
+        ({"version": 2, "partitions": []}, "version"),
+        ({"partitions": [{"topic": "a", "partition": 0, "replicas": [1, 1]}]}, "twice"),
+        ({"partitions": [{"topic": "a", "partition": -1, "replicas": [1]}]}, "partition"),
+        ({"partitions": [{"topic": "a", "partition": 0, "replicas": []}]}, "broker ids"),
+        (
+            {"partitions": [{"topic": "a", "partition": 0, "replicas": [1], "log_dirs": ["/d"]}]},
+            "log dirs",
+        ),
+        ([1], "expected"),
+    ],
+)
+def test_malformed_plans_are_rejected_naming_the_problem(doc, message):
+    with pytest.raises(A.PlanError, match=message):
+        A.parse_plan(doc)
+
+
+def test_throttled_replicas_name_current_leaders_and_added_followers():
+    current = {("t", 0): [1, 2], ("t", 1): [2, 3], ("u", 0): [1]}
+    proposed = {("t", 0): [1, 4], ("t", 1): [3, 2], ("u", 0): [1]}
+    assert A.throttled_replicas(current, proposed) == {
+        "t": {
+            "leader.replication.throttled.replicas": "0:1,0:2",
+            "follower.replication.throttled.replicas": "0:4",
+        }
+    }
+
+
+def test_throttle_changes_cover_brokers_of_moving_partitions():
+    from kctl.kafka.reassign import throttle_changes
+
+    changes = throttle_changes(
+        {("t", 0): [1, 2], ("t", 1): [5]}, {("t", 0): [1, 4], ("t", 1): [5]}, 1000
+    )
+    assert [(k, n) for k, n, _ in changes] == [
+        ("broker", "1"),
+        ("broker", "2"),
+        ("broker", "4"),
+        ("topic", "t"),
+    ]
+    assert changes[0][2] == {
+        "leader.replication.throttled.rate": "1000",
+        "follower.replication.throttled.rate": "1000",
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Election plans
+
+
+def test_preferred_election_plan():
+    live = {1, 2, 3}
+    step = A.election_step("t", 0, 2, [1, 2, 3], [1, 2, 3], live, "preferred")
+    assert (step.action, step.new_leader) == ("elect", 1)
+    assert A.election_step("t", 0, 1, [1, 2], [1, 2], live, "preferred").action == "skip"
+    out_of_isr = A.election_step("t", 0, 2, [1, 2], [2], live, "preferred")
+    assert out_of_isr.action == "skip" and "not in the ISR" in out_of_isr.reason
+    dead = A.election_step("t", 0, 2, [4, 2], [2, 4], live, "preferred")
+    assert dead.action == "skip" and "not alive" in dead.reason
+
+
+def test_unclean_election_plan():
+    live = {2, 3}
+    assert A.election_step("t", 0, 2, [1, 2], [2], live, "unclean").action == "skip"
+    clean = A.election_step("t", 0, -1, [1, 2, 3], [1, 3], live, "unclean")
+    assert clean.new_leader == 3 and "clean election" in clean.reason
+    lossy = A.election_step("t", 0, -1, [1, 2], [1], live, "unclean")
+    assert lossy.new_leader == 2 and "may be lost" in lossy.reason
+    assert A.election_step("t", 0, -1, [1], [1], live, "unclean").action == "skip"
+
+
+# ---------------------------------------------------------------------------------------------
+# Protocol requests and responses (kafka-python's classes)
+
+
+def test_elect_leaders_request_and_response():
+    from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
+
+    from kctl.errors import UnsupportedByBroker
+    from kctl.kafka import elect
+
+    req = elect.build_request("unclean", {"b": [2, 0], "a": [1]}, 5000, 1)
+    decoded = ElectLeadersRequest.decode(req.encode(), version=1)
+    assert decoded.election_type == 1 and decoded.timeout_ms == 5000
+    assert [(t.topic, t.partitions) for t in decoded.topic_partitions] == [
+        ("a", [1]),
+        ("b", [0, 2]),
+    ]
+    assert elect.build_request("preferred", {"a": [0]}, 1, 2).election_type == 0
+    with pytest.raises(UnsupportedByBroker):
+        elect.build_request("unclean", {"a": [0]}, 1, 0)
+
+    R = ElectLeadersResponse
+    P = R.ReplicaElectionResult.PartitionResult
+    resp = R(
+        version=1,
+        throttle_time_ms=0,
+        error_code=0,
+        replica_election_results=[
+            R.ReplicaElectionResult(
+                topic="a",
+                partition_result=[
+                    P(partition_id=0, error_code=0, error_message=None),
+                    P(partition_id=1, error_code=84, error_message="Leader is already preferred"),
+                    P(partition_id=2, error_code=80, error_message="not available"),
+                ],
+            )
+        ],
+    )
+    rows = elect.parse_response(R.decode(resp.encode(), version=1))
+    assert [(r["partition"], r["status"], r["error"]) for r in rows] == [
+        (0, "elected", None),
+        (1, "not-needed", "ELECTION_NOT_NEEDED"),
+        (2, "failed", "PREFERRED_LEADER_NOT_AVAILABLE"),
+    ]
+
+
+def test_alter_partition_reassignments_request_and_response():
+    from kafka.protocol.admin import (
+        AlterPartitionReassignmentsRequest as Q,
+    )
+    from kafka.protocol.admin import (
+        AlterPartitionReassignmentsResponse as R,
+    )
+
+    from kctl.errors import KctlError
+    from kctl.kafka import reassign
+
+    req = reassign.build_alter_request({("t", 1): [3, 1], ("t", 0): None}, 7000)
+    back = Q.decode(req.encode(), version=0)
+    assert back.timeout_ms == 7000
+    assert [(p.partition_index, p.replicas) for p in back.topics[0].partitions] == [
+        (0, None),
+        (1, [3, 1]),
+    ]
+    P = R.ReassignableTopicResponse.ReassignablePartitionResponse
+    resp = R(
+        version=0,
+        throttle_time_ms=0,
+        error_code=0,
+        error_message=None,
+        responses=[
+            R.ReassignableTopicResponse(
+                name="t",
+                partitions=[
+                    P(partition_index=0, error_code=0, error_message=None),
+                    P(partition_index=1, error_code=85, error_message="none in progress"),
+                ],
+            )
+        ],
+    )
+    rows = reassign.parse_alter_response(R.decode(resp.encode(), version=0))
+    assert [(r["partition"], r["status"], r["error"]) for r in rows] == [
+        (0, "accepted", None),
+        (1, "failed", "NO_REASSIGNMENT_IN_PROGRESS"),
+    ]
+    bad = R(
+        version=0, throttle_time_ms=0, error_code=41, error_message="not controller", responses=[]
+    )
+    with pytest.raises(KctlError, match="NOT_CONTROLLER"):
+        reassign.parse_alter_response(R.decode(bad.encode(), version=0))
+
+
+def test_list_partition_reassignments_request_and_response():
+    from kafka.protocol.admin import (
+        ListPartitionReassignmentsRequest as Q,
+    )
+    from kafka.protocol.admin import (
+        ListPartitionReassignmentsResponse as R,
+    )
+
+    from kctl.kafka import reassign
+
+    assert Q.decode(reassign.build_list_request(None, 100).encode(), version=0).topics is None
+    back = Q.decode(reassign.build_list_request({"t": [2, 0]}, 100).encode(), version=0)
+    assert [(t.name, t.partition_indexes) for t in back.topics] == [("t", [0, 2])]
+    Ongoing = R.OngoingTopicReassignment
+    P = Ongoing.OngoingPartitionReassignment
+    resp = R(
+        version=0,
+        throttle_time_ms=0,
+        error_code=0,
+        error_message=None,
+        topics=[
+            Ongoing(
+                name="t",
+                partitions=[
+                    P(
+                        partition_index=0,
+                        replicas=[1, 2, 4],
+                        adding_replicas=[4],
+                        removing_replicas=[2],
+                    ),
+                    P(partition_index=1, replicas=[1], adding_replicas=[], removing_replicas=[]),
+                ],
+            )
+        ],
+    )
+    rows = reassign.parse_list_response(R.decode(resp.encode(), version=0))
+    assert rows == [
+        {
+            "topic": "t",
+            "partition": 0,
+            "replicas": [1, 2, 4],
+            "adding_replicas": [4],
+            "removing_replicas": [2],
+        }
+    ]
+
+
+def test_describe_log_dirs_request_and_response():
+    from kafka.protocol.admin import DescribeLogDirsRequest as Q
+    from kafka.protocol.admin import DescribeLogDirsResponse as R
+
+    from kctl.kafka import logdirs
+
+    assert Q.decode(logdirs.build_request(None, 1).encode(), version=1).topics is None
+    back = Q.decode(logdirs.build_request({"t": [1, 0]}, 4).encode(), version=4)
+    assert [(t.topic, t.partitions) for t in back.topics] == [("t", [0, 1])]
+    D = R.DescribeLogDirsResult
+    T = D.DescribeLogDirsTopic
+    P = T.DescribeLogDirsPartition
+    resp = R(
+        version=4,
+        throttle_time_ms=0,
+        error_code=0,
+        results=[
+            D(
+                error_code=0,
+                log_dir="/var/kafka/a",
+                total_bytes=1000,
+                usable_bytes=400,
+                topics=[
+                    T(
+                        name="t",
+                        partitions=[
+                            P(
+                                partition_index=0,
+                                partition_size=123,
+                                offset_lag=0,
+                                is_future_key=False,
+                            ),
+                            P(
+                                partition_index=0,
+                                partition_size=12,
+                                offset_lag=7,
+                                is_future_key=True,
+                            ),
+                        ],
+                    )
+                ],
+            ),
+            D(error_code=56, log_dir="/var/kafka/b", total_bytes=-1, usable_bytes=-1, topics=[]),
+        ],
+    )
+    dirs = logdirs.parse_response(3, R.decode(resp.encode(), version=4))
+    assert [(d.broker, d.path, d.error, d.total_bytes) for d in dirs] == [
+        (3, "/var/kafka/a", None, 1000),
+        (3, "/var/kafka/b", "KAFKA_STORAGE_ERROR", None),
+    ]
+    assert [(r.size, r.offset_lag, r.is_future) for r in dirs[0].replicas] == [
+        (123, 0, False),
+        (12, 7, True),
+    ]
+
+
+def test_fetch_request_and_response_carry_real_batches():
+    from kafka.protocol.consumer import FetchRequest as Q
+    from kafka.protocol.consumer import FetchResponse as R
+
+    from kctl.kafka import verify
+    from kctl.replicas.compare import batch_keys
+
+    back = Q.decode(verify.build_request("foo", 0, 2, 4096, 12).encode(), version=12)
+    assert back.replica_id == -1 and back.isolation_level == 0
+    part = back.topics[0].partitions[0]
+    assert (back.topics[0].topic, part.partition, part.fetch_offset) == ("foo", 0, 2)
+    # A real segment, cut inside its last batch as a size-limited fetch answer can be.
+    data = (FIXTURES / "kafka-3.8-kraft-logs/foo-0/00000000000000000000.log").read_bytes()
+    PD = R.FetchableTopicResponse.PartitionData
+    resp = R(
+        version=12,
+        throttle_time_ms=0,
+        error_code=0,
+        session_id=0,
+        responses=[
+            R.FetchableTopicResponse(
+                topic="foo",
+                partitions=[
+                    PD(
+                        partition_index=0,
+                        error_code=0,
+                        high_watermark=3,
+                        last_stable_offset=3,
+                        log_start_offset=0,
+                        aborted_transactions=None,
+                        preferred_read_replica=-1,
+                        records=data[:120],
+                    )
+                ],
+            )
+        ],
+    )
+    got = verify.parse_response(R.decode(resp.encode(), version=12), "foo", 0)
+    assert (got.error, got.high_watermark, got.log_start_offset) == (None, 3, 0)
+    keys, problems = batch_keys(got.records, partial_tail_ok=True)
+    assert [(k.base_offset, k.last_offset, k.crc_valid) for k in keys] == [(0, 1, True)]
+    assert problems == []
