@@ -116,17 +116,27 @@ def _segment(path: Path) -> Path:
     return path.with_name(path.name.split(".", 1)[0] + ".log")
 
 
-def check_offset_index(path: Path, *, verify: bool = True) -> IndexCheck:
+def _read_index(
+    path: Path, entries: Any, sanity: Any, verify: bool
+) -> tuple[IndexCheck, Path | None]:
+    """Entries and sanity of one index file, and its segment when it should be checked."""
     base = base_offset_of(path)
     out = IndexCheck()
-    with mapped(path) as idx:
-        out.entries = list(X.offset_entries(idx, base))
-        out.sanity = X.offset_index_sanity(idx, base)
+    with mapped(path) as data:
+        out.entries = list(entries(data, base))
+        out.sanity = sanity(data, base)
     log = _segment(path)
     if not verify:
-        return out
+        return out, None
     if not log.exists():
         out.log_found = False
+        return out, None
+    return out, log
+
+
+def check_offset_index(path: Path, *, verify: bool = True) -> IndexCheck:
+    out, log = _read_index(path, X.offset_entries, X.offset_index_sanity, verify)
+    if log is None:
         return out
     with mapped(log) as seg:
         size = len(seg)
@@ -157,17 +167,10 @@ def check_offset_index(path: Path, *, verify: bool = True) -> IndexCheck:
 
 
 def check_time_index(path: Path, *, verify: bool = True) -> IndexCheck:
+    out, log = _read_index(path, X.time_entries, X.time_index_sanity, verify)
+    if log is None:
+        return out
     base = base_offset_of(path)
-    out = IndexCheck()
-    with mapped(path) as tix:
-        out.entries = list(X.time_entries(tix, base))
-        out.sanity = X.time_index_sanity(tix, base)
-    log = _segment(path)
-    if not verify:
-        return out
-    if not log.exists():
-        out.log_found = False
-        return out
     offset_index: list[X.OffsetEntry] = []
     idx_path = path.with_name(path.name.split(".", 1)[0] + ".index")
     if idx_path.exists():
