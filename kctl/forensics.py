@@ -17,19 +17,6 @@ from typing import Any
 from kctl.logfmt import batch as B
 from kctl.logfmt import indexes as X
 
-FILE_TYPES = (
-    "log",
-    "index",
-    "timeindex",
-    "txnindex",
-    "producer-snapshot",
-    "kraft-snapshot",
-    "leader-epoch-checkpoint",
-    "offset-checkpoint",
-    "partition-metadata",
-    "meta-properties",
-    "quorum-state",
-)
 _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 

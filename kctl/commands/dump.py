@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from kctl.commands._common import example, note
+from kctl.logfmt import FILE_TYPES
 
 EPILOG = example(
     "kctl dump-segment /var/lib/kafka/orders-0/00000000000000000000.log",
@@ -138,34 +139,19 @@ def dump_segment(
     file_type: str | None = typer.Option(
         None,
         "--type",
-        help="Override the type found from the name: "
-        + "|".join(
-            (
-                "log",
-                "index",
-                "timeindex",
-                "txnindex",
-                "producer-snapshot",
-                "kraft-snapshot",
-                "leader-epoch-checkpoint",
-                "offset-checkpoint",
-                "partition-metadata",
-                "meta-properties",
-                "quorum-state",
-            )
-        ),
+        help="Override the type found from the name: " + "|".join(FILE_TYPES),
     ),
 ) -> None:
     """Decode Kafka log segments, indexes, snapshots and checkpoints; summarise log dirs.
     Exit 3 when anything was invalid (each problem on stderr with file and byte position)."""
-    from kctl import forensics, settings
+    from kctl import settings
     from kctl.errors import EXIT_FINDINGS, KctlError, UsageError
 
     for opt, value in (("--key-format", key_format), ("--value-format", value_format)):
         if value not in ("text", "hex", "base64"):
             raise UsageError(f"{opt} {value!r} is not one of text, hex, base64")
-    if file_type is not None and file_type not in forensics.FILE_TYPES:
-        raise UsageError(f"--type {file_type!r} is not one of {', '.join(forensics.FILE_TYPES)}")
+    if file_type is not None and file_type not in FILE_TYPES:
+        raise UsageError(f"--type {file_type!r} is not one of {', '.join(FILE_TYPES)}")
     if sum((offsets_decoder, transaction_log_decoder, cluster_metadata_decoder)) > 1:
         raise UsageError(
             "choose one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder"
