@@ -132,27 +132,55 @@ def root(
 
 
 def _register() -> None:
-    from kctl.commands import cluster, configs, local, profile, topics
+    # Command modules import only typer and kctl's light modules; each command imports the
+    # client libraries it needs inside its function.
+    from kctl.commands import (
+        cluster,
+        configs,
+        consume,
+        dump,
+        local,
+        offsets,
+        offsets_get,
+        partitions,
+        perf,
+        produce,
+        profile,
+        records,
+        replicas,
+        topics,
+    )
 
     app.add_typer(topics.app, name="topics")
     app.add_typer(configs.app, name="configs")
     app.add_typer(cluster.app, name="cluster")
-    app.add_typer(profile.app, name="profile")
-    app.add_typer(local.app, name="local")
-
-    from kctl.commands import dump, offsets
-
+    app.command("produce", epilog=produce.EPILOG)(produce.produce)
+    app.command("consume", epilog=consume.EPILOG)(consume.consume)
+    offsets.app.command("get", epilog=offsets_get.EPILOG)(offsets_get.offsets_get)
+    app.add_typer(offsets.app, name="offsets")
+    app.add_typer(records.app, name="records")
+    app.add_typer(replicas.app, name="replicas")
+    app.add_typer(partitions.app, name="partitions")
     app.command(
         "dump-segment",
         epilog=dump.EPILOG,
         short_help="Decode Kafka's on-disk files (segments, indexes, snapshots, checkpoints).",
     )(dump.dump_segment)
-    app.add_typer(offsets.app, name="offsets")
+    app.add_typer(perf.app, name="perf")
+    app.add_typer(profile.app, name="profile")
+    app.add_typer(local.app, name="local")
+    _one_line_summaries(app)
 
-    from kctl.commands import partitions, replicas
 
-    app.add_typer(replicas.app, name="replicas")
-    app.add_typer(partitions.app, name="partitions")
+def _one_line_summaries(typer_app: typer.Typer) -> None:
+    """Command lists show one line per command: the docstring's first paragraph, unwrapped."""
+    for info in typer_app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc:
+            info.short_help = " ".join(doc.strip().split("\n\n")[0].split())
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _one_line_summaries(group.typer_instance)
 
 
 _register()
@@ -172,6 +200,14 @@ def main(argv: list[str] | None = None) -> None:
         code = result if isinstance(result, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
+    except SystemExit as exc:
+        # Typer turns a closed stdout (EPIPE, `kctl ... | head`) into exit 1 after wrapping
+        # stdout; for us the reader leaving early is a normal end.
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _silence_stdout()
+            code = 0
+        else:
+            raise
     except typer.Abort:
         code = EXIT_INTERRUPTED
     except typer.TyperException as exc:
@@ -190,8 +226,7 @@ def main(argv: list[str] | None = None) -> None:
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         # `kctl ... | head`: the reader left; end quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         code = 0
     except Exception as exc:
         if debug:
@@ -202,6 +237,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
     sys.exit(code)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)

@@ -106,3 +106,21 @@ def test_closed_pipe_ends_quietly_with_exit_zero(kctl_env, tmp_path):
     assert json.loads(first)["name"] == "p00000"
     assert status == "rc=0"
     assert proc.stderr == ""
+
+
+def test_reader_leaving_mid_stream_ends_quietly_with_exit_zero(kctl_env):
+    # The error would come while the command writes (inside Typer), not at the final flush.
+    from conftest import FIXTURES
+
+    seg = FIXTURES / "kafka-3.8-kraft-logs" / "__cluster_metadata-0" / "00000000000000000000.log"
+    proc = subprocess.run(
+        f"{sys.executable} -m kctl dump-segment --deep-iteration --cluster-metadata-decoder "
+        f"-o jsonl {seg} | head -c 100 >/dev/null; echo rc=${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        env=kctl_env,
+    )
+    assert proc.stdout.strip() == "rc=0"
+    assert proc.stderr == ""

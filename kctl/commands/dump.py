@@ -198,6 +198,8 @@ def dump_segment(
                 _dump_file(ctx, p)
             if ctx.strict and ctx.problems:
                 break
+    except BrokenPipeError:
+        raise  # the reader of stdout left (`| head`): the CLI ends quietly
     except OSError as exc:
         raise KctlError(f"cannot read {exc.filename or ''}".strip(), exc.strerror) from None
     if fmt == "json":

@@ -6,7 +6,9 @@ import typer
 
 from kctl.commands._common import example
 
-app = typer.Typer(help="Consumer offsets: decode __consumer_offsets records.", no_args_is_help=True)
+app = typer.Typer(
+    help="Partition offsets (get) and __consumer_offsets records (decode).", no_args_is_help=True
+)
 
 
 @app.command(

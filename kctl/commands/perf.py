@@ -1,0 +1,112 @@
+"""kctl perf: load tests (kafka-producer-perf-test.sh, kafka-consumer-perf-test.sh)."""
+
+from __future__ import annotations
+
+import typer
+
+from kctl.commands._common import example
+
+app = typer.Typer(
+    help="Load tests: produce or consume N records and report throughput and latency.",
+    no_args_is_help=True,
+)
+
+_COLUMNS = (
+    "records",
+    "records_per_s:>",
+    "mb_per_s:>",
+    "latency_avg_ms:>",
+    "latency_p50_ms:>",
+    "latency_p95_ms:>",
+    "latency_p99_ms:>",
+    "latency_max_ms:>",
+    "failed:>",
+)
+
+
+def _props(items: list[str]) -> dict[str, str]:
+    from kctl.kafka.connect import parse_override
+
+    return dict(parse_override(item) for item in items)
+
+
+def _emit(result: object) -> None:
+    from kctl.formatters import Output, cols, emit
+
+    doc = result.as_dict()  # type: ignore[attr-defined]
+    emit(Output([doc], cols(*_COLUMNS), doc=doc))
+
+
+@app.command(
+    "produce",
+    epilog=example(
+        "kctl perf produce load-test --num-records 1000000 --record-size 100",
+        "kctl perf produce load-test --num-records 50000 --throughput 5000 "
+        "--producer-prop acks=1 -o json",
+    ),
+)
+def produce(
+    topic: str = typer.Argument(..., help="Topic to write to."),
+    num_records: int = typer.Option(100_000, "--num-records", help="Records to send."),
+    record_size: int = typer.Option(100, "--record-size", help="Bytes per record value."),
+    throughput: float = typer.Option(
+        -1, "--throughput", help="At most N records/s (-1: unlimited)."
+    ),
+    producer_prop: list[str] = typer.Option(
+        [], "--producer-prop", help="librdkafka producer property key=value (repeatable)."
+    ),
+) -> None:
+    """Send records as fast as allowed; report records/s, MB/s and the latency from produce()
+    to the delivery report (average, p50, p95, p99, max)."""
+    from kctl.errors import UsageError
+    from kctl.kafka.connect import resolve
+    from kctl.kafka.perf import perf_produce
+
+    if num_records < 1 or record_size < 0:
+        raise UsageError("--num-records must be at least 1 and --record-size at least 0")
+    _emit(
+        perf_produce(
+            resolve(),
+            topic,
+            num_records=num_records,
+            record_size=record_size,
+            throughput=throughput,
+            props=_props(producer_prop),
+        )
+    )
+
+
+@app.command(
+    "consume",
+    epilog=example(
+        "kctl perf consume load-test --num-records 1000000",
+        "kctl perf consume load-test --num-records 1000 --consumer-prop fetch.min.bytes=1 -o json",
+    ),
+)
+def consume(
+    topic: str = typer.Argument(..., help="Topic to read from its start."),
+    num_records: int = typer.Option(100_000, "--num-records", help="Records to read."),
+    idle_timeout: float = typer.Option(
+        10.0, "--idle-timeout", help="Stop after this many seconds without a record."
+    ),
+    consumer_prop: list[str] = typer.Option(
+        [], "--consumer-prop", help="librdkafka consumer property key=value (repeatable)."
+    ),
+) -> None:
+    """Read records from the start of every partition; report records/s, MB/s and the latency
+    of each fetch batch (average, p50, p95, p99, max)."""
+    from kctl.errors import UsageError
+    from kctl.kafka.connect import resolve
+    from kctl.kafka.perf import perf_consume
+
+    if num_records < 1:
+        raise UsageError("--num-records must be at least 1")
+    _emit(
+        perf_consume(
+            resolve(),
+            topic,
+            num_records=num_records,
+            timeout=idle_timeout,
+            props=_props(consumer_prop),
+        )
+    )

@@ -1,0 +1,206 @@
+"""kctl produce: write records from stdin, files or the command line (kafka-console-producer.sh,
+kcat -P)."""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, Any
+
+import typer
+
+from kctl.commands._common import example, note
+
+EPILOG = example(
+    "echo hello | kctl produce orders",
+    "kctl produce orders --key-separator $'\\t' --file records.tsv --compression zstd",
+    "kctl produce orders --format jsonl < records.jsonl",
+    "kctl produce orders --key id-7 --value '{\"n\": 7}' --header source=cli",
+    "kctl produce orders --transactional-id loader-1 --file batch.txt",
+)
+
+PARTITIONERS = ("murmur2_random", "consistent_random", "random", "murmur2", "consistent")
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+ACKS = ("0", "1", "all", "-1")
+
+
+def _escape(text: str | None) -> bytes | None:
+    """Option text with \\t, \\n and \\\\ escapes (a tab is hard to type in a shell)."""
+    if text is None:
+        return None
+    return (
+        text.encode().decode("unicode_escape").encode("latin-1") if "\\" in text else text.encode()
+    )
+
+
+def _headers(items: list[str]) -> list[tuple[str, bytes]]:
+    from kctl.errors import UsageError
+
+    out = []
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise UsageError(f"malformed --header {item!r}", "expected key=value")
+        out.append((key, value.encode()))
+    return out
+
+
+class _Bar:
+    """A progress bar on stderr for file input, only when stderr is a terminal."""
+
+    def __init__(self, total: int) -> None:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+        self.progress = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            transient=True,
+            console=__import__("rich.console").console.Console(file=sys.stderr),
+        )
+        self.task = self.progress.add_task("producing", total=total)
+        self.progress.start()
+
+    def __call__(self, n: int) -> None:
+        self.progress.advance(self.task, n)
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+def produce(
+    topic: str = typer.Argument(..., help="Topic to write to."),
+    file: list[str] = typer.Option(
+        [], "--file", "-f", help="Read records from FILE (repeatable; default: stdin)."
+    ),
+    input_format: str = typer.Option(
+        "lines",
+        "--format",
+        help="lines: one record per line; jsonl: {key, value, headers, partition, timestamp}.",
+    ),
+    key_separator: str | None = typer.Option(
+        None, "--key-separator", "-K", help="Split each line into KEY<sep>VALUE (\\t accepted)."
+    ),
+    null_marker: str | None = typer.Option(
+        None, "--null-marker", help="A key or value equal to this is sent as null."
+    ),
+    key: str | None = typer.Option(None, "--key", "-k", help="Key of a single record."),
+    value: str | None = typer.Option(None, "--value", "-v", help="Value of a single record."),
+    partition: int | None = typer.Option(None, "--partition", help="Write to this partition."),
+    partitioner: str = typer.Option(
+        "murmur2_random",
+        "--partitioner",
+        help="murmur2_random (as the Java client), consistent_random or random.",
+    ),
+    header: list[str] = typer.Option([], "--header", "-H", help="Header key=value (repeatable)."),
+    compression: str = typer.Option("none", "--compression", "-z", help="|".join(CODECS)),
+    acks: str = typer.Option("all", "--acks", help="0, 1 or all."),
+    idempotence: bool | None = typer.Option(
+        None,
+        "--idempotence/--no-idempotence",
+        help="Idempotent producer (default: on, unless --acks is 0 or 1).",
+    ),
+    linger_ms: int | None = typer.Option(None, "--linger-ms", help="Batching delay (ms)."),
+    batch_size: int | None = typer.Option(None, "--batch-size", help="Max batch size (bytes)."),
+    rate: float | None = typer.Option(None, "--rate", help="At most N records per second."),
+    transactional_id: str | None = typer.Option(
+        None, "--transactional-id", help="Send all input in one transaction (aborted on error)."
+    ),
+) -> None:
+    """Produce records from stdin, files or --key/--value.
+
+    One record per input line, JSON lines, or one from --key/--value.
+    Everything handed to the client is flushed, even on Ctrl-C; a summary goes to stderr and
+    the exit code is 1 if any record failed."""
+    from kctl.errors import UsageError
+    from kctl.kafka.connect import resolve
+    from kctl.kafka.records import ProduceOptions
+    from kctl.kafka.records import produce as run
+
+    if input_format not in ("lines", "jsonl"):
+        raise UsageError(f"unknown --format {input_format!r}", "expected lines or jsonl")
+    if partitioner not in PARTITIONERS:
+        raise UsageError(f"unknown --partitioner {partitioner!r}", "|".join(PARTITIONERS[:3]))
+    if compression not in CODECS:
+        raise UsageError(f"unknown --compression {compression!r}", "|".join(CODECS))
+    if acks not in ACKS:
+        raise UsageError(f"unknown --acks {acks!r}", "expected 0, 1 or all")
+    acks = "all" if acks == "-1" else acks
+    single = key is not None or value is not None
+    if single and file:
+        raise UsageError("--key/--value send one record and cannot be combined with --file")
+    if single and input_format == "jsonl":
+        raise UsageError("--key/--value cannot be combined with --format jsonl")
+    if input_format == "jsonl" and (key_separator is not None or null_marker is not None):
+        raise UsageError("--key-separator and --null-marker apply to --format lines only")
+    if idempotence and acks != "all":
+        raise UsageError("--idempotence needs --acks all", f"--acks {acks} was given")
+    if transactional_id and acks != "all":
+        raise UsageError("--transactional-id needs --acks all", f"--acks {acks} was given")
+    if rate is not None and rate <= 0:
+        raise UsageError("--rate must be above 0")
+    if partition is not None and partition < 0:
+        raise UsageError("--partition must be >= 0")
+    if key_separator == "":
+        raise UsageError("--key-separator must not be empty")
+    opts = ProduceOptions(
+        topic=topic,
+        partition=partition,
+        partitioner=partitioner,
+        headers=_headers(header),
+        compression=compression,
+        acks=acks,
+        idempotence=(acks == "all") if idempotence is None else idempotence,
+        linger_ms=linger_ms,
+        batch_size=batch_size,
+        rate=rate,
+        transactional_id=transactional_id,
+        key_separator=_escape(key_separator),
+        null_marker=_escape(null_marker),
+        jsonl=input_format == "jsonl",
+    )
+    streams: list[tuple[str, IO[bytes]]] = []
+    bar: Any = None
+    try:
+        if not single:
+            for name in file:
+                try:
+                    streams.append((name, open(name, "rb")))  # noqa: SIM115 - closed below
+                except OSError as exc:
+                    from kctl.errors import KctlError
+
+                    raise KctlError(f"cannot read {name}", exc.strerror or str(exc)) from None
+            if not file:
+                streams.append(("-", sys.stdin.buffer))
+            elif sys.stderr.isatty():
+                import os
+
+                bar = _Bar(sum(os.fstat(s.fileno()).st_size for _, s in streams))
+        record = (_escape(value) if value is not None else None, _escape(key), None, None, None)
+        summary = run(resolve(), opts, streams, single=record if single else None, progress=bar)
+    finally:
+        if bar is not None:
+            bar.stop()
+        for name, stream in streams:
+            if name != "-":
+                stream.close()
+    mb = summary.bytes / 1e6
+    line = (
+        f"delivered {summary.delivered}, failed {summary.failed}, {mb:.2f} MB, "
+        f"{summary.rate:,.0f} records/s"
+    )
+    if summary.aborted:
+        line += ", transaction aborted"
+    elif transactional_id:
+        line += ", transaction committed"
+    if summary.interrupted:
+        line += " (interrupted: input not read to the end)"
+    note(line)
+    if summary.failed or summary.aborted:
+        from kctl.errors import KctlError
+
+        raise KctlError(
+            f"{summary.failed} record(s) not delivered to {topic!r}", summary.first_error
+        )
+    if summary.interrupted:
+        raise typer.Exit(130)

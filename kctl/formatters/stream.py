@@ -1,0 +1,319 @@
+"""Streaming record writers for ``kctl consume``: jsonl, table, plain and template.
+
+Each writer takes a batch of confluent-kafka messages and writes it to a binary stream in one
+call. A key or value that cannot be decoded as asked never stops the stream: it is written as
+base64, with an ``error`` field (jsonl) or a warning on stderr (other formats).
+A closed pipe raises BrokenPipeError, which the CLI turns into a quiet exit 0.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, BinaryIO
+
+FORMATS = ("string", "json", "bytes", "base64", "hex")
+OUTPUTS = ("jsonl", "json", "table", "plain")
+TIMESTAMP_TYPES = (None, "CreateTime", "LogAppendTime")
+
+# A decoder: bytes -> (JSON-able value, error or None). On error the value is base64 text.
+Decoder = Callable[[bytes], tuple[Any, str | None]]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _string(data: bytes) -> tuple[Any, str | None]:
+    try:
+        return data.decode(), None
+    except UnicodeDecodeError as exc:
+        return _b64(data), f"not valid UTF-8 at byte {exc.start}; shown as base64"
+
+
+def _json(data: bytes) -> tuple[Any, str | None]:
+    import orjson
+
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as exc:
+        return _b64(data), f"not valid JSON ({exc}); shown as base64"
+
+
+def _bytes(data: bytes) -> tuple[Any, str | None]:
+    # In JSON, raw bytes become text with \xNN escapes for what is not UTF-8.
+    return data.decode("utf-8", "backslashreplace"), None
+
+
+DECODERS: dict[str, Decoder] = {
+    "string": _string,
+    "json": _json,
+    "bytes": _bytes,
+    "base64": lambda d: (_b64(d), None),
+    "hex": lambda d: (d.hex(), None),
+}
+
+
+def check_format(name: str, option: str) -> None:
+    from kctl.errors import UsageError
+
+    if name not in FORMATS:
+        raise UsageError(f"unknown {option} {name!r}", f"expected one of {'|'.join(FORMATS)}")
+
+
+class Writer:
+    """Base: decoding of keys, values and headers; subclasses render."""
+
+    def __init__(self, out: BinaryIO, key_format: str = "string", value_format: str = "string"):
+        self.out = out
+        self.key_format = key_format
+        self.value_format = value_format
+        self.decode_key = DECODERS[key_format]
+        self.decode_value = DECODERS[value_format]
+        self.warnings = 0
+
+    def warn(self, msg: Any, what: str, error: str) -> None:
+        self.warnings += 1
+        sys.stderr.write(
+            f"kctl: warning: {msg.topic()}[{msg.partition()}]@{msg.offset()}: {what} {error}\n"
+        )
+
+    def headers(self, raw: list[tuple[str, bytes | None]] | None) -> tuple[list[Any], str | None]:
+        if not raw:
+            return [], None
+        out: list[Any] = []
+        error = None
+        for k, v in raw:
+            if v is None:
+                out.append([k, None])
+                continue
+            text, err = _string(v)
+            if err:
+                error = f"header {k!r} {err}"
+            out.append([k, text])
+        return out, error
+
+    def write(self, msgs: list[Any]) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+class JsonLinesWriter(Writer):
+    """One JSON object per record: topic, partition, offset, timestamp, timestamp_type, key,
+    value, headers, leader_epoch (+ error, key_encoding/value_encoding when a fallback)."""
+
+    def write(self, msgs: list[Any]) -> None:
+        import orjson
+
+        dumps = orjson.dumps
+        opt = orjson.OPT_APPEND_NEWLINE
+        fast_value = self.value_format == "string"
+        fast_key = self.key_format == "string"
+        decode_key, decode_value = self.decode_key, self.decode_value
+        types = TIMESTAMP_TYPES
+        parts = []
+        for m in msgs:
+            errors = None
+            value = m.value()
+            if value is not None:
+                if fast_value:
+                    try:
+                        value = value.decode()
+                    except UnicodeDecodeError:
+                        value, err = _string(value)
+                        errors = {"value_encoding": "base64", "error": f"value {err}"}
+                else:
+                    value, err = decode_value(value)
+                    if err:
+                        errors = {"value_encoding": "base64", "error": f"value {err}"}
+            key = m.key()
+            if key is not None:
+                if fast_key:
+                    try:
+                        key = key.decode()
+                    except UnicodeDecodeError:
+                        key, err = _string(key)
+                        errors = (errors or {}) | {"key_encoding": "base64"}
+                        errors["error"] = f"key {err}"
+                else:
+                    key, err = decode_key(key)
+                    if err:
+                        errors = (errors or {}) | {"key_encoding": "base64"}
+                        errors["error"] = f"key {err}"
+            raw_headers = m.headers()
+            headers: list[Any] = []
+            if raw_headers:
+                headers, err = self.headers(raw_headers)
+                if err:
+                    errors = (errors or {}) | {"error": err}
+            tstype, ts = m.timestamp()
+            doc = {
+                "topic": m.topic(),
+                "partition": m.partition(),
+                "offset": m.offset(),
+                "timestamp": ts if tstype else None,
+                "timestamp_type": types[tstype],
+                "key": key,
+                "value": value,
+                "headers": headers,
+                "leader_epoch": m.leader_epoch(),
+            }
+            if errors:
+                doc.update(errors)
+            parts.append(dumps(doc, option=opt))
+        self.out.write(b"".join(parts))
+
+
+def _text(writer: Writer, msg: Any, raw: bytes | None, what: str, decode: Decoder) -> str:
+    if raw is None:
+        return ""
+    value, err = decode(raw)
+    if err:
+        writer.warn(msg, what, err)
+    if not isinstance(value, str):
+        from kctl.formatters import to_json
+
+        return to_json(value, indent=False)
+    return value
+
+
+class PlainWriter(Writer):
+    """The value only, one per line (raw bytes with --value-format bytes)."""
+
+    def write(self, msgs: list[Any]) -> None:
+        parts = []
+        if self.value_format == "bytes":
+            for m in msgs:
+                parts.append(m.value() or b"")
+                parts.append(b"\n")
+        else:
+            for m in msgs:
+                parts.append(_text(self, m, m.value(), "value", self.decode_value).encode())
+                parts.append(b"\n")
+        self.out.write(b"".join(parts))
+
+
+class TemplateWriter(Writer):
+    """``--template '{partition}:{offset} {key}={value}'``: Python format fields topic,
+    partition, offset, timestamp, timestamp_type, key, value, headers, leader_epoch."""
+
+    FIELDS = (
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestamp_type",
+        "key",
+        "value",
+        "headers",
+        "leader_epoch",
+    )
+
+    def __init__(self, out: BinaryIO, template: str, key_format: str, value_format: str):
+        super().__init__(out, key_format, value_format)
+        self.template = template.replace("\\t", "\t").replace("\\n", "\n")
+        self.check()
+
+    def check(self) -> None:
+        import string
+
+        from kctl.errors import UsageError
+
+        try:
+            names = [f for _, f, _, _ in string.Formatter().parse(self.template) if f is not None]
+        except ValueError as exc:
+            raise UsageError(f"malformed --template {self.template!r}", str(exc)) from None
+        for name in names:
+            base = name.split(".")[0].split("[")[0]
+            if base not in self.FIELDS:
+                raise UsageError(
+                    f"unknown field {{{name}}} in --template",
+                    f"fields: {', '.join(self.FIELDS)}",
+                )
+
+    def write(self, msgs: list[Any]) -> None:
+        parts = []
+        for m in msgs:
+            tstype, ts = m.timestamp()
+            headers, err = self.headers(m.headers())
+            if err:
+                self.warn(m, "", err)
+            fields = {
+                "topic": m.topic(),
+                "partition": m.partition(),
+                "offset": m.offset(),
+                "timestamp": ts if tstype else "",
+                "timestamp_type": TIMESTAMP_TYPES[tstype] or "",
+                "key": _text(self, m, m.key(), "key", self.decode_key),
+                "value": _text(self, m, m.value(), "value", self.decode_value),
+                "headers": ",".join(f"{k}={v if v is not None else ''}" for k, v in headers),
+                "leader_epoch": m.leader_epoch() if m.leader_epoch() is not None else "",
+            }
+            parts.append(self.template.format_map(fields))
+            parts.append("\n")
+        self.out.write("".join(parts).encode())
+
+
+class TableWriter(Writer):
+    """Aligned columns for people; the header once (unless --no-headers)."""
+
+    def __init__(
+        self, out: BinaryIO, key_format: str, value_format: str, *, headers: bool, topic: bool
+    ):
+        super().__init__(out, key_format, value_format)
+        self.show_topic = topic
+        self.pending_header = headers
+
+    def _row(self, cells: list[str]) -> str:
+        widths = ([24] if self.show_topic else []) + [9, 12, 24, 16]
+        head = "".join(c.ljust(w) + " " for c, w in zip(cells, widths, strict=False))
+        return head + cells[-1]
+
+    def write(self, msgs: list[Any]) -> None:
+        lines = []
+        if self.pending_header:
+            names = ["TOPIC"] if self.show_topic else []
+            lines.append(self._row([*names, "PARTITION", "OFFSET", "TIMESTAMP", "KEY", "VALUE"]))
+            self.pending_header = False
+        for m in msgs:
+            tstype, ts = m.timestamp()
+            when = (
+                datetime.fromtimestamp(ts / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+                if tstype
+                else ""
+            )
+            key = _text(self, m, m.key(), "key", self.decode_key).replace("\n", "\\n")
+            value = _text(self, m, m.value(), "value", self.decode_value).replace("\n", "\\n")
+            cells = [m.topic()] if self.show_topic else []
+            cells += [str(m.partition()), str(m.offset()), when, key or "-", value]
+            lines.append(self._row(cells))
+        self.out.write("".join(line + "\n" for line in lines).encode())
+
+
+def make_writer(
+    out: BinaryIO,
+    output: str,
+    *,
+    template: str | None,
+    key_format: str,
+    value_format: str,
+    headers: bool = True,
+    many_topics: bool = False,
+) -> Writer:
+    from kctl.errors import UsageError
+
+    check_format(key_format, "--key-format")
+    check_format(value_format, "--value-format")
+    if template is not None:
+        return TemplateWriter(out, template, key_format, value_format)
+    if output in ("jsonl", "json"):
+        return JsonLinesWriter(out, key_format, value_format)
+    if output == "plain":
+        return PlainWriter(out, key_format, value_format)
+    if output == "table":
+        return TableWriter(out, key_format, value_format, headers=headers, topic=many_topics)
+    raise UsageError(f"consume cannot write -o {output}", "use jsonl, table, plain or --template")

@@ -1,0 +1,195 @@
+"""Partition offsets (kafka-get-offsets.sh) and record deletion (kafka-delete-records.sh).
+
+ListOffsets answers earliest (log start offset), latest (log end offset, or the last stable
+offset under read_committed) and "first offset whose timestamp is at or after T".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kctl.errors import KctlError, NotFoundError, UsageError
+from kctl.kafka.client import Admin
+
+TopicPartitionKey = tuple[str, int]
+
+
+@dataclass
+class PartitionOffsets:
+    topic: str
+    partition: int
+    earliest: int
+    latest: int
+    at_time: int | None = None  # offset for --time; None when not asked
+
+    @property
+    def records(self) -> int:
+        return max(0, self.latest - self.earliest)
+
+
+def parse_time(text: str) -> int:
+    """``@1700000000000`` (epoch ms) or ISO-8601 (``2024-05-01T12:00:00Z``; no zone = UTC)
+    as epoch milliseconds."""
+    text = text.strip()
+    if text.startswith("@"):
+        try:
+            return int(text[1:])
+        except ValueError:
+            raise UsageError(f"malformed time {text!r}", "expected @EPOCH_MS") from None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"malformed time {text!r}", "expected ISO-8601 like 2024-05-01T12:00:00Z or @EPOCH_MS"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
+def looks_like_time(text: str) -> bool:
+    return text.startswith("@") or bool(re.match(r"^\d{4}-\d{2}-\d{2}", text))
+
+
+def partitions_of(
+    admin: Admin, topics: list[str], only: list[int] | None = None
+) -> list[TopicPartitionKey]:
+    """(topic, partition) pairs of existing topics; ``only`` restricts and validates partitions."""
+    md = admin.metadata()
+    out: list[TopicPartitionKey] = []
+    for topic in topics:
+        tm = md.topics.get(topic)
+        if tm is None or (tm.error is not None and not tm.partitions):
+            raise NotFoundError(f"unknown topic {topic!r}", "not in the cluster's metadata")
+        ids = sorted(tm.partitions)
+        if only:
+            for p in only:
+                if p not in tm.partitions:
+                    raise KctlError(
+                        f"partition {p} of topic {topic!r} does not exist",
+                        f"the topic has partitions 0-{len(ids) - 1}",
+                    )
+            ids = sorted(set(only))
+        out += [(topic, p) for p in ids]
+    return out
+
+
+def list_offsets(
+    admin: Admin,
+    tps: list[TopicPartitionKey],
+    spec: str | int,
+    *,
+    read_committed: bool = False,
+) -> dict[TopicPartitionKey, int]:
+    """One ListOffsets round for every partition: ``spec`` is "earliest", "latest" or a
+    timestamp in ms. For a timestamp after every record the answer is the latest offset."""
+    from confluent_kafka import IsolationLevel, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    if not tps:
+        return {}
+    if spec == "earliest":
+        offset_spec = OffsetSpec.earliest()
+    elif spec == "latest":
+        offset_spec = OffsetSpec.latest()
+    else:
+        offset_spec = OffsetSpec.for_timestamp(int(spec))
+    level = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
+    request = {TopicPartition(t, p): offset_spec for t, p in tps}
+    what = f"listing {spec} offsets" if isinstance(spec, str) else "listing offsets for a time"
+    futures = admin.client.list_offsets(
+        request, isolation_level=level, request_timeout=admin.timeout
+    )
+    out: dict[TopicPartitionKey, int] = {}
+    missing: list[TopicPartitionKey] = []
+    for tp, fut in futures.items():
+        info = admin.result(fut, f"{what} of {tp.topic}[{tp.partition}]")
+        key = (tp.topic, tp.partition)
+        # No record at or after the time: Kafka answers -1 (some brokers: timestamp -1).
+        if not isinstance(spec, str) and (info.offset < 0 or info.timestamp < 0):
+            missing.append(key)
+        else:
+            out[key] = info.offset
+    if missing:
+        out.update(list_offsets(admin, missing, "latest", read_committed=read_committed))
+    return out
+
+
+def get_offsets(
+    admin: Admin,
+    topics: list[str],
+    *,
+    partitions: list[int] | None = None,
+    at_time: int | None = None,
+    read_committed: bool = False,
+) -> list[PartitionOffsets]:
+    tps = partitions_of(admin, topics, partitions)
+    low = list_offsets(admin, tps, "earliest")
+    high = list_offsets(admin, tps, "latest", read_committed=read_committed)
+    when = list_offsets(admin, tps, at_time) if at_time is not None else {}
+    return [PartitionOffsets(t, p, low[(t, p)], high[(t, p)], when.get((t, p))) for t, p in tps]
+
+
+# ---- DeleteRecords ------------------------------------------------------------------------
+
+
+def parse_before(items: list[str]) -> tuple[int | None, dict[int, int]]:
+    """``--before 100`` (every partition) and ``--before 2:500`` (one partition)."""
+    everywhere: int | None = None
+    per: dict[int, int] = {}
+    for item in items:
+        part, colon, off = item.rpartition(":")
+        try:
+            offset = int(off)
+            if colon:
+                per[int(part)] = offset
+            else:
+                everywhere = offset
+        except ValueError:
+            raise UsageError(
+                f"malformed --before {item!r}", "expected OFFSET or PARTITION:OFFSET"
+            ) from None
+        if offset < -1:
+            raise UsageError(f"malformed --before {item!r}", "offset must be >= 0 (or -1: end)")
+    return everywhere, per
+
+
+def parse_offsets_json(text: str, source: str) -> dict[TopicPartitionKey, int]:
+    """kafka-delete-records.sh's file:
+    ``{"partitions": [{"topic": "t", "partition": 0, "offset": 10}], "version": 1}``."""
+    import orjson
+
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"malformed JSON in {source}", str(exc)) from None
+    parts = doc.get("partitions") if isinstance(doc, dict) else None
+    if not isinstance(parts, list):
+        raise UsageError(f"malformed {source}", 'expected {"partitions": [...], "version": 1}')
+    out: dict[TopicPartitionKey, int] = {}
+    for i, entry in enumerate(parts):
+        try:
+            key = (str(entry["topic"]), int(entry["partition"]))
+            out[key] = int(entry["offset"])
+        except (KeyError, TypeError, ValueError):
+            raise UsageError(
+                f"malformed {source}", f"partitions[{i}] needs topic, partition and offset"
+            ) from None
+    return out
+
+
+def delete_records(admin: Admin, plan: dict[TopicPartitionKey, int]) -> dict[Any, int]:
+    """DeleteRecords: everything before each offset goes (-1: up to the high watermark).
+    Returns the new low watermark per partition."""
+    from confluent_kafka import TopicPartition
+
+    request = [TopicPartition(t, p, off) for (t, p), off in plan.items()]
+    futures = admin.client.delete_records(request, request_timeout=admin.timeout)
+    out: dict[Any, int] = {}
+    for tp, fut in futures.items():
+        result = admin.result(fut, f"deleting records of {tp.topic}[{tp.partition}]")
+        out[(tp.topic, tp.partition)] = int(result.low_watermark)
+    return out
