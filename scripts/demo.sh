@@ -30,6 +30,13 @@ step topics describe --under-replicated -o json
 step configs set --topic orders max.message.bytes=2097152
 step configs describe --topic orders --all
 step -o json topics describe orders
+# Records: keyed lines in, JSON lines out; a consumer group commits what it read.
+printf 'k%s\tvalue-%s\n' $(seq 1 20 | sed 'p') | step produce orders --key-separator $'\t' --compression zstd
+# The local broker (Tansu) answers ListOffsets(latest) with the first offset of the last batch + 1
+# when that batch holds several records, so LATEST below can read low; Apache Kafka does not.
+step offsets get orders
+step consume orders --group demo-readers -n 12 -o jsonl --consumer-property session.timeout.ms=6000
+step consume orders --from -2 --template '{partition}:{offset} {key}={value}'
 # A real segment, written by an Apache Kafka 3.8 broker (shared fixtures), decoded offline:
 seg="../shared/fixtures/kafka-3.8-kraft-logs/foo-0/00000000000000000000.log"
 if "$K" dump-segment --help >/dev/null 2>&1 && [ -f "$seg" ]; then
