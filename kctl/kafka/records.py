@@ -377,30 +377,35 @@ def _send_all(
             try:
                 for lines in rate_limited_lines(all_lines, rate):
                     if plain:
-                        # The fast path: value only, positional arguments, poll every POLL_EVERY.
+                        # The fast path: value only, positional arguments, no per-record
+                        # bookkeeping (counts are taken per chunk; signals never raise here).
                         for line in lines:
                             try:
                                 produce_(topic, line)
                             except (BufferError, KafkaException):
                                 send(line, None, None, None, None)
-                            sent += 1
-                            nbytes += len(line)
-                            if not sent % POLL_EVERY:
-                                poll(0)
+                        sent += len(lines)
+                        nbytes += sum(map(len, lines))
+                        poll(0)
                     elif keyed:
                         # KEY<sep>VALUE without other options: positional arguments too.
+                        separators = 0
                         for line in lines:
                             k, sep, v = line.partition(ksep)
-                            if not sep:
-                                k, v = None, line
-                            try:
-                                produce_(topic, v, k)
-                            except (BufferError, KafkaException):
-                                send(v, k, None, None, None)
-                            sent += 1
-                            nbytes += len(line) - len(sep)
-                            if not sent % POLL_EVERY:
-                                poll(0)
+                            if sep:
+                                separators += 1
+                                try:
+                                    produce_(topic, v, k)
+                                except (BufferError, KafkaException):
+                                    send(v, k, None, None, None)
+                            else:
+                                try:
+                                    produce_(topic, line)
+                                except (BufferError, KafkaException):
+                                    send(line, None, None, None, None)
+                        sent += len(lines)
+                        nbytes += sum(map(len, lines)) - separators * len(ksep)
+                        poll(0)
                     else:
                         for line in lines:
                             line_no += 1
