@@ -139,6 +139,7 @@ def _register() -> None:
         configs,
         consume,
         dump,
+        groups,
         local,
         offsets,
         offsets_get,
@@ -159,6 +160,7 @@ def _register() -> None:
     offsets.app.command("get", epilog=offsets_get.EPILOG)(offsets_get.offsets_get)
     app.add_typer(offsets.app, name="offsets")
     app.add_typer(records.app, name="records")
+    app.add_typer(groups.app, name="groups")
     app.add_typer(replicas.app, name="replicas")
     app.add_typer(partitions.app, name="partitions")
     app.command(

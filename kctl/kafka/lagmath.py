@@ -1,0 +1,169 @@
+"""Pure arithmetic of consumer lag and offset resets: no I/O, no client library."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kctl.errors import UsageError
+
+TP = tuple[str, int]
+
+
+def lag_of(committed: int | None, log_end: int) -> int | None:
+    """Lag of one partition: log end - committed, never negative; None without a commit."""
+    if committed is None or committed < 0:
+        return None
+    return max(0, log_end - committed)
+
+
+@dataclass(frozen=True)
+class ResetRow:
+    topic: str
+    partition: int
+    current: int | None
+    target: int
+    delta: int | None
+    clamped: str | None  # "to log start" / "to log end" / None
+
+
+def clamp(offset: int, start: int, end: int) -> tuple[int, str | None]:
+    if offset < start:
+        return start, "to log start"
+    if offset > end:
+        return end, "to log end"
+    return offset, None
+
+
+def plan_reset(
+    spec: str,
+    value: Any,
+    scope: list[TP],
+    committed: dict[TP, int],
+    marks: dict[TP, tuple[int, int]],
+    times: dict[TP, int] | None = None,
+) -> list[ResetRow]:
+    """Target offsets for ``scope`` under one reset spec, clamped into [log start, log end].
+
+    spec: earliest | latest | current | offset (value N) | shift (value +/-N) | time (``times``
+    holds the ListOffsets answer per partition; -1 = none, which means the log end) |
+    file (value: {tp: offset})."""
+    rows = []
+    for tp in sorted(scope):
+        start, end = marks[tp]
+        current = committed.get(tp)
+        if spec == "earliest":
+            wanted = start
+        elif spec == "latest":
+            wanted = end
+        elif spec == "current":
+            wanted = end if current is None else current
+        elif spec == "offset":
+            wanted = int(value)
+        elif spec == "shift":
+            wanted = (end if current is None else current) + int(value)
+        elif spec == "time":
+            found = (times or {}).get(tp, -1)
+            wanted = end if found is None or found < 0 else found
+        elif spec == "file":
+            if tp not in value:
+                continue
+            wanted = int(value[tp])
+        else:
+            raise UsageError(f"unknown reset spec {spec!r}")
+        target, how = clamp(wanted, start, end)
+        rows.append(
+            ResetRow(
+                topic=tp[0],
+                partition=tp[1],
+                current=current,
+                target=target,
+                delta=None if current is None else target - current,
+                clamped=how,
+            )
+        )
+    return rows
+
+
+def parse_scope(items: list[str]) -> dict[str, list[int] | None]:
+    """``--topic T`` or ``--topic T:0,2``: topic -> partitions (None = all)."""
+    out: dict[str, list[int] | None] = {}
+    for item in items:
+        topic, colon, parts = item.partition(":")
+        if not topic:
+            raise UsageError(f"malformed --topic {item!r}", "expected TOPIC or TOPIC:P[,P...]")
+        if not colon:
+            out[topic] = None
+            continue
+        try:
+            out[topic] = sorted({int(p) for p in parts.split(",") if p != ""})
+        except ValueError:
+            raise UsageError(f"malformed --topic {item!r}", "partitions must be integers") from None
+        if not out[topic]:
+            raise UsageError(f"malformed --topic {item!r}", "no partitions after ':'")
+    return out
+
+
+def parse_reset_csv(text: str, source: str) -> dict[TP, int]:
+    """kafka-consumer-groups.sh --export: ``topic,partition,offset`` per line (no header)."""
+    out: dict[TP, int] = {}
+    for number, row in enumerate(csv.reader(io.StringIO(text)), 1):
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if len(row) != 3:
+            raise UsageError(
+                f"malformed line {number} in {source}",
+                f"expected topic,partition,offset, got {len(row)} fields",
+            )
+        topic, part, off = (c.strip() for c in row)
+        try:
+            out[(topic, int(part))] = int(off)
+        except ValueError:
+            raise UsageError(
+                f"malformed line {number} in {source}", "partition and offset must be integers"
+            ) from None
+    return out
+
+
+def export_csv(rows: list[ResetRow]) -> str:
+    return "".join(f"{r.topic},{r.partition},{r.target}\n" for r in rows)
+
+
+_DURATION = re.compile(
+    r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+)
+
+
+def parse_duration(text: str) -> timedelta:
+    """ISO-8601 duration as kafka-consumer-groups.sh takes it (PnDTnHnMnS; sign optional)."""
+    body = text.strip().upper()
+    sign = -1 if body.startswith("-") else 1
+    body = body.lstrip("+-")
+    m = _DURATION.match(body)
+    if not m or body in ("P", "PT"):
+        raise UsageError(f"malformed duration {text!r}", "expected ISO-8601 like PT30M or P1DT2H")
+    parts = {k: float(v) for k, v in m.groupdict().items() if v}
+    return sign * timedelta(
+        days=parts.get("d", 0),
+        hours=parts.get("h", 0),
+        minutes=parts.get("m", 0),
+        seconds=parts.get("s", 0),
+    )
+
+
+def parse_datetime_ms(text: str) -> int:
+    """ISO-8601 date-time (local time when no zone is given, as Kafka's tool) to epoch ms."""
+    try:
+        dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"malformed date-time {text!r}", "expected ISO-8601 like 2024-05-01T12:00:00Z"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.astimezone()
+    return int(dt.astimezone(UTC).timestamp() * 1000)
