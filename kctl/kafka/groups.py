@@ -103,7 +103,11 @@ def require_known(
 ) -> None:
     """A group with no members and no committed offsets that ListGroups does not know (Kafka
     describes it as Dead, some brokers as Empty) does not exist for an operator."""
-    suspects = [gid for gid, g in groups.items() if not g.members and not committed.get(gid)]
+    suspects = [
+        gid
+        for gid, g in groups.items()
+        if not g.members and not committed.get(gid) and g.state in ("Dead", "Empty", "Unknown")
+    ]
     if not suspects:
         return
     listed = {gid for gid, _, _ in list_group_ids(admin)}

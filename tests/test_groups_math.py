@@ -1,0 +1,72 @@
+"""Pure lag and reset arithmetic (kctl.kafka.lagmath), on values worked out by hand."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from kctl.errors import UsageError
+from kctl.kafka import lagmath as L
+
+T0, T1 = ("t", 0), ("t", 1)
+MARKS = {T0: (5, 50), T1: (0, 20)}
+COMMITTED = {T0: 10}  # T1 has no commit
+
+
+def _targets(spec, value=None, times=None):
+    return {(r.topic, r.partition): (r.target, r.delta, r.clamped)
+            for r in L.plan_reset(spec, value, [T0, T1], COMMITTED, MARKS, times)}  # fmt: skip
+
+
+def test_lag_is_end_minus_committed_and_none_without_commit():
+    assert L.lag_of(10, 50) == 40
+    assert L.lag_of(None, 50) is None and L.lag_of(-1, 50) is None
+    assert L.lag_of(60, 50) == 0
+
+
+def test_each_spec_targets_and_deltas():
+    assert _targets("earliest") == {T0: (5, -5, None), T1: (0, None, None)}
+    assert _targets("latest") == {T0: (50, 40, None), T1: (20, None, None)}
+    assert _targets("current") == {T0: (10, 0, None), T1: (20, None, None)}
+    assert _targets("offset", 12) == {T0: (12, 2, None), T1: (12, None, None)}
+    assert _targets("shift", -3) == {T0: (7, -3, None), T1: (17, None, None)}
+
+
+def test_targets_are_clamped_into_the_log_and_say_so():
+    assert _targets("offset", 1) == {T0: (5, -5, "to log start"), T1: (1, None, None)}
+    assert _targets("offset", 99) == {T0: (50, 40, "to log end"), T1: (20, None, "to log end")}
+
+
+def test_time_spec_uses_list_offsets_answer_and_log_end_when_none():
+    assert _targets("time", times={T0: 30, T1: -1}) == {T0: (30, 20, None), T1: (20, None, None)}
+
+
+def test_file_spec_touches_only_listed_partitions():
+    assert _targets("file", {T1: 7}) == {T1: (7, None, None)}
+
+
+def test_scope_parsing():
+    assert L.parse_scope(["a", "b:0,2"]) == {"a": None, "b": [0, 2]}
+    with pytest.raises(UsageError, match="partitions must be integers"):
+        L.parse_scope(["b:x"])
+
+
+def test_reset_csv_is_kafka_export_format_and_names_bad_lines():
+    assert L.parse_reset_csv("t,0,5\nt,1,7\n\n", "f.csv") == {T0: 5, T1: 7}
+    with pytest.raises(UsageError, match=r"malformed line 2 in f\.csv"):
+        L.parse_reset_csv("t,0,5\nt,1\n", "f.csv")
+    rows = L.plan_reset("offset", 12, [T0, T1], COMMITTED, MARKS)
+    assert L.parse_reset_csv(L.export_csv(rows), "x") == {T0: 12, T1: 12}
+
+
+def test_iso_durations_and_datetimes():
+    assert L.parse_duration("PT30M") == timedelta(minutes=30)
+    assert L.parse_duration("P1DT2H") == timedelta(days=1, hours=2)
+    assert L.parse_duration("-PT1S") == timedelta(seconds=-1)
+    with pytest.raises(UsageError, match="malformed duration"):
+        L.parse_duration("30m")
+    assert L.parse_datetime_ms("1970-01-01T00:00:01Z") == 1000
+    assert L.parse_datetime_ms("1970-01-01T01:00:00+01:00") == 0
+    with pytest.raises(UsageError, match="malformed date-time"):
+        L.parse_datetime_ms("yesterday")
