@@ -120,7 +120,14 @@ def require_known(
 
 
 def committed_offsets(admin: Admin, group_ids: list[str]) -> dict[str, dict[TP, int]]:
-    """Committed offsets of every group; the OffsetFetch requests are all in flight together."""
+    """Committed offsets of every group. Several groups go through kafka-python, which sends
+    one FindCoordinator and then one OffsetFetch (v8+, KIP-709) per coordinator for all of them;
+    a single group, or a broker without OffsetFetch v8, takes librdkafka's one-group requests
+    (all in flight together)."""
+    if len(group_ids) > 1:
+        batched = _committed_offsets_batched(admin, group_ids)
+        if batched is not None:
+            return batched
     from confluent_kafka import ConsumerGroupTopicPartitions
 
     futures = {
@@ -138,6 +145,36 @@ def committed_offsets(admin: Admin, group_ids: list[str]) -> dict[str, dict[TP, 
             if tp.error is None and tp.offset >= 0
         }
     return out
+
+
+def _committed_offsets_batched(
+    admin: Admin, group_ids: list[str]
+) -> dict[str, dict[TP, int]] | None:
+    from kafka.errors import KafkaError
+
+    from kctl.kafka import kp
+
+    with kp.admin_client(admin.conn) as client:
+        version = client._manager.broker_version_data.api_version
+        try:
+            from kafka.protocol.consumer import OffsetFetchRequest
+
+            if version(OffsetFetchRequest) < 8:
+                return None
+        except KafkaError:
+            return None
+        try:
+            result = client.list_group_offsets({gid: None for gid in group_ids})
+        except KafkaError as exc:
+            raise KctlError("fetching committed offsets", str(exc) or type(exc).__name__) from exc
+    return {
+        gid: {
+            (tp.topic, tp.partition): om.offset
+            for tp, om in result.get(gid, {}).items()
+            if om.offset is not None and om.offset >= 0
+        }
+        for gid in group_ids
+    }
 
 
 def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
