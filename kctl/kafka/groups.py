@@ -67,9 +67,15 @@ def list_group_ids(admin: Admin) -> list[tuple[str, str, bool]]:
 
 
 def describe(admin: Admin, group_ids: list[str]) -> dict[str, Group]:
-    """DescribeGroups for all ids at once (librdkafka batches them per coordinator)."""
+    """Describe groups: for several, one FindCoordinator (v4+) and one DescribeGroups per
+    coordinator through kafka-python; otherwise (or on older brokers) librdkafka, which sends a
+    FindCoordinator and a describe request per group."""
     if not group_ids:
         return {}
+    if len(group_ids) > 1:
+        batched = _describe_batched(admin, group_ids)
+        if batched is not None:
+            return batched
     futures = admin.client.describe_consumer_groups(group_ids, request_timeout=admin.timeout)
     out: dict[str, Group] = {}
     for gid, fut in futures.items():
@@ -96,6 +102,77 @@ def describe(admin: Admin, group_ids: list[str]) -> dict[str, Group]:
             members=sorted(members, key=lambda m: m.member_id),
         )
     return out
+
+
+def coordinators(client: Any, group_ids: list[str]) -> dict[str, int] | None:
+    """Group id -> coordinator broker, in one FindCoordinator v4+ request (None if older)."""
+    from kafka.protocol.metadata import FindCoordinatorRequest
+
+    from kctl.kafka import kp
+
+    if client._manager.broker_version_data.api_version(FindCoordinatorRequest) < 4:
+        return None
+    request = FindCoordinatorRequest(key_type=0, coordinator_keys=list(group_ids))
+    response = kp.send(client, request, "finding group coordinators")
+    out = {}
+    for c in response.coordinators:
+        if c.error_code:
+            raise KctlError(
+                f"finding the coordinator of group {c.key!r}", f"error code {c.error_code}"
+            )
+        out[c.key] = c.node_id
+    return out
+
+
+def _describe_batched(admin: Admin, group_ids: list[str]) -> dict[str, Group] | None:
+    from collections import defaultdict
+
+    from kafka.protocol.admin import DescribeGroupsRequest
+
+    from kctl.kafka import kp
+    from kctl.logfmt.internal import _embedded
+
+    with kp.admin_client(admin.conn) as client:
+        coords = coordinators(client, group_ids)
+        if coords is None:
+            return None
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for gid in group_ids:
+            by_node[coords[gid]].append(gid)
+        out: dict[str, Group] = {}
+        for node, gids in by_node.items():
+            request = DescribeGroupsRequest(groups=gids, include_authorized_operations=False)
+            response = kp.send(client, request, "describing groups", node_id=node)
+            for g in response.groups:
+                if g.error_code and g.error_code != 69:  # 69 GROUP_ID_NOT_FOUND: reported as Dead
+                    raise KctlError(
+                        f"describing group {g.group_id!r}", f"error code {g.error_code}"
+                    )
+                members = []
+                for m in g.members:
+                    assigned = _embedded("ConsumerProtocolAssignment", m.member_assignment)
+                    tps: list[TP] = []
+                    if isinstance(assigned, dict):
+                        for item in assigned.get("assigned_partitions") or []:
+                            tps += [(item["topic"], p) for p in item["partitions"]]
+                    members.append(
+                        Member(
+                            member_id=m.member_id,
+                            group_instance_id=getattr(m, "group_instance_id", None),
+                            client_id=m.client_id,
+                            host=m.client_host,
+                            assignment=sorted(tps),
+                        )
+                    )
+                out[g.group_id] = Group(
+                    group=g.group_id,
+                    state=g.group_state or ("Dead" if g.error_code == 69 else "Unknown"),
+                    protocol_type=g.protocol_type or None,
+                    assignor=g.protocol_data or None,
+                    coordinator=node,
+                    members=sorted(members, key=lambda m: m.member_id),
+                )
+    return {gid: out[gid] for gid in group_ids if gid in out}
 
 
 def require_known(
@@ -150,31 +227,43 @@ def committed_offsets(admin: Admin, group_ids: list[str]) -> dict[str, dict[TP, 
 def _committed_offsets_batched(
     admin: Admin, group_ids: list[str]
 ) -> dict[str, dict[TP, int]] | None:
-    from kafka.errors import KafkaError
+    from collections import defaultdict
+
+    from kafka.protocol.consumer import OffsetFetchRequest
 
     from kctl.kafka import kp
 
     with kp.admin_client(admin.conn) as client:
-        version = client._manager.broker_version_data.api_version
-        try:
-            from kafka.protocol.consumer import OffsetFetchRequest
-
-            if version(OffsetFetchRequest) < 8:
-                return None
-        except KafkaError:
+        if client._manager.broker_version_data.api_version(OffsetFetchRequest) < 8:
             return None
-        try:
-            result = client.list_group_offsets({gid: None for gid in group_ids})
-        except KafkaError as exc:
-            raise KctlError("fetching committed offsets", str(exc) or type(exc).__name__) from exc
-    return {
-        gid: {
-            (tp.topic, tp.partition): om.offset
-            for tp, om in result.get(gid, {}).items()
-            if om.offset is not None and om.offset >= 0
-        }
-        for gid in group_ids
-    }
+        coords = coordinators(client, group_ids)
+        if coords is None:
+            return None
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for gid in group_ids:
+            by_node[coords[gid]].append(gid)
+        out: dict[str, dict[TP, int]] = {gid: {} for gid in group_ids}
+        for node, gids in by_node.items():
+            request = OffsetFetchRequest(
+                groups=[
+                    OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None)
+                    for g in gids
+                ],
+                require_stable=False,
+                min_version=8,
+            )
+            response = kp.send(client, request, "fetching committed offsets", node_id=node)
+            for g in response.groups:
+                if g.error_code and g.error_code != 69:
+                    raise KctlError(
+                        f"fetching committed offsets of group {g.group_id!r}",
+                        f"error code {g.error_code}",
+                    )
+                for t in g.topics:
+                    for part in t.partitions:
+                        if not part.error_code and part.committed_offset >= 0:
+                            out[g.group_id][(t.name, part.partition_index)] = part.committed_offset
+    return out
 
 
 def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
