@@ -37,6 +37,8 @@ printf 'k%s\tvalue-%s\n' $(seq 1 20 | sed 'p') | step produce orders --key-separ
 step offsets get orders
 step consume orders --group demo-readers -n 12 -o jsonl --consumer-property session.timeout.ms=6000
 step consume orders --from -2 --template '{partition}:{offset} {key}={value}'
+step groups lag demo-readers
+step groups reset-offsets demo-readers --topic orders --to-earliest
 # A real segment, written by an Apache Kafka 3.8 broker (shared fixtures), decoded offline:
 seg="../shared/fixtures/kafka-3.8-kraft-logs/foo-0/00000000000000000000.log"
 if "$K" dump-segment --help >/dev/null 2>&1 && [ -f "$seg" ]; then
