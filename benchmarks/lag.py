@@ -8,10 +8,14 @@ request frames); creates one topic of N partitions with records in each, and G g
 committed offset on every partition. Then, on the same broker, interleaved:
 - kctl: the function behind `kctl groups lag G1..Gn` (DescribeGroups batched per coordinator,
   one OffsetFetch v8 for all groups per coordinator, ListOffsets batched per leader);
-- loop: for each group, confluent-kafka's describe_consumer_groups([g]),
+- loop (confluent-kafka): for each group, describe_consumer_groups([g]),
   list_consumer_group_offsets([g]) and list_offsets for that group's partitions (earliest,
-  latest) — the same client library, one group at a time.
-Reports median wall seconds and requests per API.
+  latest) — the library kctl uses for ListOffsets, one group at a time;
+- loop (kafka-python): for each group, KafkaAdminClient.describe_groups([g]),
+  list_group_offsets(g) and list_partition_offsets (earliest, latest) — the library kctl uses
+  for the group requests, one group at a time.
+Every variant must find the same partitions and the same total lag. Reports median wall
+seconds and requests per API.
 """
 
 from __future__ import annotations
@@ -65,7 +69,11 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 def start_proxy(listen: int, target: int) -> None:
     async def handle(cr: asyncio.StreamReader, cw: asyncio.StreamWriter) -> None:
-        br, bw = await asyncio.open_connection("127.0.0.1", target)
+        try:
+            br, bw = await asyncio.open_connection("127.0.0.1", target)
+        except OSError:  # the broker is gone (the run is over): drop the client
+            cw.close()
+            return
         await asyncio.gather(_pipe_counting(cr, bw), _pipe(br, cw))
 
     async def main() -> None:
@@ -76,31 +84,73 @@ def start_proxy(listen: int, target: int) -> None:
     threading.Thread(target=lambda: asyncio.run(main()), daemon=True).start()
 
 
-def naive(bootstrap: str, groups: list[str]) -> int:
+def loop_confluent(bootstrap: str, groups: list[str]) -> tuple[int, int]:
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    rows = 0
+    rows = total = 0
     for g in groups:
         admin.describe_consumer_groups([g])[g].result()
         res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)])[g].result()
-        tps = [TopicPartition(tp.topic, tp.partition) for tp in res.topic_partitions]
+        committed = {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions}
+        tps = [TopicPartition(t, p) for t, p in committed]
         ends = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps})
         starts = admin.list_offsets({tp: OffsetSpec.earliest() for tp in tps})
-        for f in (*ends.values(), *starts.values()):
+        for f in starts.values():
             f.result()
+        for tp, f in ends.items():
+            total += f.result().offset - committed[(tp.topic, tp.partition)]
         rows += len(tps)
-    return rows
+    return rows, total
 
 
-def batched(bootstrap: str, groups: list[str]) -> int:
+def loop_kafka_python(bootstrap: str, groups: list[str]) -> tuple[int, int]:
+    from kafka import KafkaAdminClient
+    from kafka.protocol.admin import DescribeGroupsRequest
+    from kafka.protocol.consumer import OffsetSpec
+
+    client = KafkaAdminClient(bootstrap_servers=[bootstrap])
+
+    def describe(group: str) -> None:
+        # KafkaAdminClient.describe_groups always asks for authorized operations and then fails
+        # on Tansu's answer (bits outside its ACLOperation enum), so the same DescribeGroups
+        # request kctl sends, one group at a time, to the group's coordinator.
+        async def call() -> None:
+            node = await client._find_coordinator_id(group)
+            request = DescribeGroupsRequest(groups=[group], include_authorized_operations=False)
+            await client._manager.send(request, node_id=node)
+
+        client._manager.run(call)
+
+    rows = total = 0
+    try:
+        for g in groups:
+            describe(g)
+            committed = client.list_group_offsets(g)[g]
+            tps = list(committed)
+            ends = client.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
+            client.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps})
+            total += sum(ends[tp].offset - committed[tp].offset for tp in tps)
+            rows += len(tps)
+    finally:
+        client.close()
+    return rows, total
+
+
+def batched(bootstrap: str, groups: list[str]) -> tuple[int, int]:
+    """What `kctl groups lag G1..Gn` does after parsing its options (the process start-up,
+    ~0.15 s, is measured by benchmarks/startup.py)."""
     from kctl import settings
-    from kctl.commands.groups import lag_rows
+    from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
 
     settings.install(settings.Settings(bootstrap_servers=bootstrap, timeout=60))
-    return len(lag_rows(Admin(), groups))
+    admin = Admin()
+    admin.metadata()  # the cluster id for the samples
+    with G.GroupReader(admin) as reader:
+        rows = G.lag_samples(admin, reader, groups)
+    return len(rows), sum(r["lag"] for r in rows)
 
 
 def main() -> None:
@@ -139,27 +189,31 @@ def main() -> None:
         topic = "lag-bench"
         admin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result()
         p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
-        for part in range(args.partitions):
-            p.produce(topic, b"x", partition=part)
-        p.flush(30)
+        for _ in range(3):  # 3 records a partition, one per batch; the groups commit 1: lag 2
+            for part in range(args.partitions):
+                p.produce(topic, b"x", partition=part)
+            p.flush(30)
         groups = [f"bench-group-{i:04d}" for i in range(args.groups)]
         for g in groups:
             req = ConsumerGroupTopicPartitions(
                 g, [TopicPartition(topic, q, 1) for q in range(args.partitions)]
             )
             admin.alter_consumer_group_offsets([req])[g].result()
-        results: dict[str, dict[str, list]] = {
-            "kctl": {"wall": [], "req": []},
-            "loop": {"wall": [], "req": []},
-        }
+        variants = (
+            ("kctl", batched),
+            ("loop-confluent", loop_confluent),
+            ("loop-kafka-python", loop_kafka_python),
+        )
+        results: dict[str, dict[str, list]] = {n: {"wall": [], "req": []} for n, _ in variants}
         per_api: dict[str, collections.Counter[str]] = {}
+        expected = (args.groups * args.partitions, args.groups * args.partitions * 2)
         for _ in range(args.runs):
-            for name, fn in (("kctl", batched), ("loop", naive)):
+            for name, fn in variants:
                 COUNTS.clear()
                 t0 = time.perf_counter()
-                rows = fn(bootstrap, groups)
+                found = fn(bootstrap, groups)
                 wall = time.perf_counter() - t0
-                assert rows == args.groups * args.partitions, (name, rows)
+                assert found == expected, (name, found, expected)
                 results[name]["wall"].append(wall)
                 results[name]["req"].append(sum(COUNTS.values()))
                 per_api[name] = collections.Counter(COUNTS)
@@ -167,15 +221,15 @@ def main() -> None:
         proc.kill()
         proc.wait()
         log.close()
-    k, n = results["kctl"], results["loop"]
-    kw, nw = statistics.median(k["wall"]), statistics.median(n["wall"])
-    kr, nr = statistics.median(k["req"]), statistics.median(n["req"])
+    med = {
+        n: (statistics.median(r["wall"]), statistics.median(r["req"])) for n, r in results.items()
+    }
+    kw, kr = med["kctl"]
     print(f"{args.groups} groups x {args.partitions} partitions, median of {args.runs} runs")
-    print(f"{'':6} {'wall s':>8} {'requests':>9}")
-    print(f"{'kctl':6} {kw:>8.2f} {kr:>9.0f}")
-    print(f"{'loop':6} {nw:>8.2f} {nr:>9.0f}")
-    print(f"loop/kctl: {nw / kw:.1f}x the time, {nr / kr:.1f}x the requests")
-    for name in ("kctl", "loop"):
+    print(f"{'':18} {'wall s':>8} {'requests':>9} {'time ratio':>11} {'request ratio':>14}")
+    for name, (w, r) in med.items():
+        print(f"{name:18} {w:>8.2f} {r:>9.0f} {w / kw:>10.1f}x {r / kr:>13.1f}x")
+    for name in med:
         print(f"{name} requests by API: {dict(sorted(per_api[name].items()))}")
     os.environ.pop("KCTL_BOOTSTRAP_SERVERS", None)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kctl.errors import UsageError
 from kctl.kafka import lagmath as L
@@ -22,7 +24,12 @@ def _targets(spec, value=None, times=None):
 def test_lag_is_end_minus_committed_and_none_without_commit():
     assert L.lag_of(10, 50) == 40
     assert L.lag_of(None, 50) is None and L.lag_of(-1, 50) is None
-    assert L.lag_of(60, 50) == 0
+
+
+def test_a_commit_beyond_the_log_end_shows_as_negative_lag_not_zero():
+    # DESIGN.md: lag = log_end_offset - committed_offset; a log that ends before the commit
+    # (recreated topic) must stay visible.
+    assert L.lag_of(60, 50) == -10
 
 
 def test_each_spec_targets_and_deltas():
@@ -70,3 +77,27 @@ def test_iso_durations_and_datetimes():
     assert L.parse_datetime_ms("1970-01-01T01:00:00+01:00") == 0
     with pytest.raises(UsageError, match="malformed date-time"):
         L.parse_datetime_ms("yesterday")
+
+
+_offsets = st.integers(min_value=-5, max_value=200)
+
+
+@given(
+    start=st.integers(min_value=0, max_value=50),
+    length=st.integers(min_value=0, max_value=100),
+    committed=st.one_of(st.none(), st.integers(min_value=0, max_value=150)),
+    spec=st.sampled_from(["earliest", "latest", "current", "offset", "shift"]),
+    value=_offsets,
+)
+def test_every_target_lies_in_the_log_and_a_clamp_is_named(start, length, committed, spec, value):
+    end = start + length
+    marks = {T0: (start, end)}
+    done = {} if committed is None else {T0: committed}
+    (row,) = L.plan_reset(spec, value, [T0], done, marks)
+    assert start <= row.target <= end
+    base = end if committed is None else committed
+    wanted = {"earliest": start, "latest": end, "current": base, "offset": value,
+              "shift": base + value}[spec]  # fmt: skip
+    assert (row.clamped is None) == (wanted == row.target)
+    assert row.delta == (None if committed is None else row.target - committed)
+    assert L.parse_reset_csv(L.export_csv([row]), "x") == {T0: row.target}

@@ -5,114 +5,116 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from kctl.commands._common import confirm, example, note
 from kctl.formatters import Output, cols, emit
 
+if TYPE_CHECKING:
+    from kctl.kafka.client import Admin
+    from kctl.kafka.groups import Listed
+
 app = typer.Typer(
     help="Consumer groups: list, describe, lag, delete, reset offsets.", no_args_is_help=True
 )
 
-_ALL = typer.Option(False, "--all-groups", help="Every group in the cluster.")
+_ALL = typer.Option(False, "--all-groups", help="Every group the cluster lists.")
+_YES = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")
+_SCOPE_HELP = "TOPIC or TOPIC:P[,P...] (repeatable)."
+
+# The lag-sample schema of DESIGN.md, in order: the contract with `kctl analytics`.
+SAMPLE_FIELDS = (
+    ("ts_ms", "int64"),
+    ("cluster", "string"),
+    ("group", "string"),
+    ("topic", "string"),
+    ("partition", "int32"),
+    ("committed_offset", "int64"),
+    ("log_start_offset", "int64"),
+    ("log_end_offset", "int64"),
+    ("lag", "int64"),
+    ("group_state", "string"),
+    ("member_id", "string"),
+    ("client_id", "string"),
+    ("host", "string"),
+)
 
 
-def _chosen(admin: Any, groups: list[str] | None, all_groups: bool) -> list[str]:
+def _chosen(
+    admin: Admin, groups: list[str] | None, all_groups: bool, *, default_all: bool = False
+) -> tuple[list[str], list[Listed] | None]:
+    """The groups named, or every listed group; also the listing when one was made."""
     from kctl.errors import UsageError
     from kctl.kafka import groups as G
 
     if all_groups and groups:
         raise UsageError("name groups or give --all-groups, not both")
-    if all_groups:
-        return [gid for gid, _, _ in G.list_group_ids(admin)]
+    if all_groups or (default_all and not groups):
+        listed = G.list_groups(admin)
+        return [g.group for g in listed], listed
     if not groups:
         raise UsageError("name at least one group, or give --all-groups")
-    return list(dict.fromkeys(groups))
+    return list(dict.fromkeys(groups)), None
+
+
+def lag_rows(admin: Admin, group_ids: list[str], topics: list[str] | None = None) -> list[dict]:
+    """Lag-sample rows (DESIGN.md, minus ts_ms and cluster) for ``group_ids``; see
+    :func:`kctl.kafka.groups.lag_samples`."""
+    from kctl.kafka import groups as G
+
+    with G.GroupReader(admin) as reader:
+        return G.lag_samples(admin, reader, group_ids, topics)
 
 
 @app.command("list", epilog=example("kctl groups list", "kctl groups list --state Stable -o json"))
 def list_(
-    state: list[str] = typer.Option([], "--state", help="Only groups in this state (repeatable)."),
-    type_: str | None = typer.Option(
-        None, "--type", help="consumer (classic) or simple (offsets only, no members)."
+    state: list[str] = typer.Option(
+        [], "--state", help="Only groups in this state, e.g. Stable, Empty (repeatable)."
+    ),
+    type_: list[str] = typer.Option(
+        [], "--type", help="Only groups of this type: classic, consumer, share (repeatable)."
     ),
 ) -> None:
-    """Groups with state, protocol type, assignor, member count and coordinator."""
+    """Groups with state, type, protocol type, assignor, member count and coordinator.
+
+    The state is the one DescribeGroups reports (ListGroups' may be stale)."""
+    from kctl.errors import UsageError
     from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
 
+    types = {t.lower() for t in type_}
+    if types - set(G.GROUP_TYPES):
+        bad = ", ".join(sorted(types - set(G.GROUP_TYPES)))
+        raise UsageError(f"unknown group type {bad}", f"expected {', '.join(G.GROUP_TYPES)}")
     admin = Admin()
-    ids = G.list_group_ids(admin)
+    listed = [g for g in G.list_groups(admin) if not types or g.type in types]
+    described = G.describe(admin, [g.group for g in listed])
     wanted = {s.lower() for s in state}
-    ids = [
-        (gid, st, simple)
-        for gid, st, simple in ids
-        if (not wanted or st.lower() in wanted) and (type_ is None or (type_ == "simple") == simple)
-    ]
-    described = G.describe(admin, [gid for gid, _, _ in ids])
-    rows = [
-        {
-            "group": g.group,
-            "state": g.state,
-            "protocol_type": g.protocol_type or None,
-            "assignor": g.assignor,
-            "members": len(g.members),
-            "coordinator": g.coordinator,
-        }
-        for g in (described[gid] for gid, _, _ in ids)
-    ]
+    rows = []
+    for g in listed:
+        d = described.get(g.group)
+        if d is None or (wanted and d.state.lower() not in wanted):
+            continue
+        rows.append(
+            {
+                "group": g.group,
+                "state": d.state,
+                "type": g.type,
+                "protocol_type": d.protocol_type,
+                "assignor": d.assignor,
+                "members": len(d.members),
+                "coordinator": d.coordinator,
+            }
+        )
     emit(
         Output(
-            rows, cols("group", "state", "protocol_type", "assignor", "members:>", "coordinator:>")
+            rows,
+            cols("group", "state", "type", "protocol_type", "assignor", "members:>",
+                 "coordinator:>"),
         )
-    )
-
-
-def lag_rows(admin: Any, group_ids: list[str], topics: list[str] | None = None) -> list[dict]:
-    """One row per (group, topic, partition) with committed offset, watermarks, lag and owner —
-    the lag-sample schema of DESIGN.md minus ts_ms and cluster."""
-    from kctl.kafka import groups as G
-    from kctl.kafka.lagmath import lag_of
-
-    described = G.describe(admin, group_ids)
-    committed = G.committed_offsets(admin, group_ids)
-    G.require_known(admin, described, committed)
-    owners: dict[tuple[str, str, int], G.Member] = {}
-    wanted: dict[str, set[tuple[str, int]]] = {}
-    for gid in group_ids:
-        tps = set(committed.get(gid, {}))
-        for m in described[gid].members:
-            for tp in m.assignment:
-                owners[(gid, *tp)] = m
-                tps.add(tp)
-        if topics:
-            tps = {tp for tp in tps if tp[0] in topics}
-        wanted[gid] = tps
-    marks = G.watermarks(admin, sorted(set().union(*wanted.values())) if wanted else [])
-    rows = []
-    for gid in group_ids:
-        for t, p in sorted(wanted[gid]):
-            start, end = marks[(t, p)]
-            cur = committed.get(gid, {}).get((t, p))
-            m = owners.get((gid, t, p))
-            rows.append(
-                {
-                    "group": gid,
-                    "topic": t,
-                    "partition": p,
-                    "committed_offset": -1 if cur is None else cur,
-                    "log_start_offset": start,
-                    "log_end_offset": end,
-                    "lag": lag_of(cur, end),
-                    "group_state": described[gid].state,
-                    "member_id": m.member_id if m else None,
-                    "client_id": m.client_id if m else None,
-                    "host": m.host if m else None,
-                }
-            )
-    return rows
+    )  # fmt: skip
 
 
 @app.command(
@@ -142,24 +144,28 @@ def describe(
     if sum((offsets, members, state)) > 1:
         raise UsageError("choose one of --offsets, --members, --state")
     admin = Admin()
-    ids = _chosen(admin, groups, all_groups)
-    if members or state:
-        described = G.describe(admin, ids)
-        G.require_known(admin, described, G.committed_offsets(admin, ids))
-        if state:
-            rows = [
-                {
-                    "group": g.group,
-                    "coordinator": g.coordinator,
-                    "assignor": g.assignor,
-                    "state": g.state,
-                    "members": len(g.members),
-                }
-                for g in described.values()
-            ]
-            emit(Output(rows, cols("group", "coordinator:>", "assignor", "state", "members:>")))
-            return
-        rows = [
+    ids, listed = _chosen(admin, groups, all_groups)
+    with G.GroupReader(admin) as reader:
+        if members or state:
+            described = reader.describe(ids)
+            G.require_known(admin, described, reader.committed(ids), listed)
+        else:
+            rows = G.lag_samples(admin, reader, ids, listed=listed)
+    if state:
+        srows = [
+            {
+                "group": g.group,
+                "coordinator": g.coordinator,
+                "assignor": g.assignor,
+                "state": g.state,
+                "members": len(g.members),
+            }
+            for g in described.values()
+        ]
+        emit(Output(srows, cols("group", "coordinator:>", "assignor", "state", "members:>")))
+        return
+    if members:
+        mrows = [
             {
                 "group": g.group,
                 "member_id": m.member_id,
@@ -172,29 +178,24 @@ def describe(
             for g in described.values()
             for m in g.members
         ]
+        for g in described.values():
+            if not g.members:
+                note(f"group {g.group!r} has no active members (state {g.state})")
         emit(
             Output(
-                rows,
-                cols(
-                    "group",
-                    "member_id",
-                    "group_instance_id",
-                    "client_id",
-                    "host",
-                    "partitions:>",
-                    "assignment",
-                ),
+                mrows,
+                cols("group", "member_id", "group_instance_id", "client_id", "host",
+                     "partitions:>", "assignment"),
             )
-        )
+        )  # fmt: skip
         return
-    rows = lag_rows(admin, ids)
     shown = [
         {
             "group": r["group"],
             "topic": r["topic"],
             "partition": r["partition"],
             "current_offset": None if r["committed_offset"] < 0 else r["committed_offset"],
-            "log_end_offset": r["log_end_offset"],
+            "log_end_offset": None if r["log_end_offset"] < 0 else r["log_end_offset"],
             "lag": r["lag"],
             "consumer_id": r["member_id"],
             "host": r["host"],
@@ -214,52 +215,27 @@ def describe(
     )  # fmt: skip
 
 
-def _record(path: Path, rows: list[dict], cluster: str | None, ts_ms: int) -> None:
-    """Append samples in the lag-sample schema (DESIGN.md): JSONL appends lines; Parquet
-    writes one more file part next to the path (path.parquet, path.1.parquet, ... read as one
-    dataset by Spark and pyarrow when given the directory or a glob)."""
-    samples = [
-        {
-            "ts_ms": ts_ms,
-            "cluster": cluster or "",
-            "group": r["group"],
-            "topic": r["topic"],
-            "partition": r["partition"],
-            "committed_offset": r["committed_offset"],
-            "log_start_offset": r["log_start_offset"],
-            "log_end_offset": r["log_end_offset"],
-            "lag": r["lag"],
-            "group_state": r["group_state"],
-            "member_id": r["member_id"],
-            "client_id": r["client_id"],
-            "host": r["host"],
-        }
-        for r in rows
-    ]
-    if path.suffix == ".parquet":
-        _record_parquet(path, samples)
-        return
-    import orjson
+def record_samples(path: Path, rows: list[dict], cluster: str | None, ts_ms: int) -> int:
+    """Append samples in the lag-sample schema (DESIGN.md). ``.jsonl``: lines appended.
+    ``.parquet``: Parquet files cannot be appended in place, so each call writes the next file
+    part beside the path (``lag.parquet``, ``lag.1.parquet``, ...), one dataset for Spark and
+    pyarrow (read the directory or the glob ``lag*.parquet``). Returns the rows written."""
+    from kctl.errors import KctlError, UsageError
 
-    with open(path, "ab") as fh:
-        fh.write(b"".join(orjson.dumps(s) + b"\n" for s in samples))
+    samples = [{"ts_ms": ts_ms, "cluster": cluster or "", **r} for r in rows]
+    try:
+        if path.suffix == ".parquet":
+            _record_parquet(path, samples)
+        elif path.suffix in (".jsonl", ".json", ".ndjson"):
+            import orjson
 
-
-SAMPLE_FIELDS = (
-    ("ts_ms", "int64"),
-    ("cluster", "string"),
-    ("group", "string"),
-    ("topic", "string"),
-    ("partition", "int32"),
-    ("committed_offset", "int64"),
-    ("log_start_offset", "int64"),
-    ("log_end_offset", "int64"),
-    ("lag", "int64"),
-    ("group_state", "string"),
-    ("member_id", "string"),
-    ("client_id", "string"),
-    ("host", "string"),
-)
+            with open(path, "ab") as fh:
+                fh.write(b"".join(orjson.dumps(s) + b"\n" for s in samples))
+        else:
+            raise UsageError(f"--record {path}: unknown file type", "name it .jsonl or .parquet")
+    except OSError as exc:
+        raise KctlError(f"cannot write samples to {path}", exc.strerror) from exc
+    return len(samples)
 
 
 def _record_parquet(path: Path, samples: list[dict]) -> None:
@@ -276,106 +252,156 @@ def _record_parquet(path: Path, samples: list[dict]) -> None:
     pq.write_table(table, target)
 
 
+def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
+    group_totals: dict[str, int] = {}
+    topic_totals: dict[tuple[str, str], int] = {}
+    for r in rows:
+        group_totals[r["group"]] = group_totals.get(r["group"], 0) + (r["lag"] or 0)
+        key = (r["group"], r["topic"])
+        topic_totals[key] = topic_totals.get(key, 0) + (r["lag"] or 0)
+    doc = {
+        "ts_ms": ts_ms,
+        "partitions": rows,
+        "topics": [
+            {"group": g, "topic": t, "lag": v} for (g, t), v in sorted(topic_totals.items())
+        ],
+        "groups": [{"group": g, "lag": v} for g, v in sorted(group_totals.items())],
+    }
+    footer = []
+    for g, total in sorted(group_totals.items()):
+        per_topic = [(t, v) for (gg, t), v in sorted(topic_totals.items()) if gg == g]
+        if len(per_topic) > 1:
+            footer += [
+                {"group": g, "topic": t, "partition": "total", "lag": v} for t, v in per_topic
+            ]
+        footer.append({"group": g, "topic": "TOTAL", "lag": total})
+    columns = cols(
+        "group", "topic", "partition:>", "committed_offset:>", "log_end_offset:>", "lag:>",
+        "member_id", "host",
+    )  # fmt: skip
+    return Output(rows, columns, doc=doc, footer=footer), group_totals
+
+
 @app.command(
     "lag",
     epilog=example(
         "kctl groups lag orders-app",
-        "kctl groups lag --all-groups --fail-above 10000   # exit 3 for cron/CI",
+        "kctl groups lag --fail-above 10000   # every group; exit 3 when one lags more (cron, CI)",
         "kctl groups lag --all-groups --record lag.jsonl   # samples for kctl analytics",
-        "kctl groups lag orders-app --watch 5",
+        "kctl groups lag orders-app --topic orders --watch 5",
     ),
 )
 def lag(
-    groups: list[str] = typer.Argument(None, help="Groups."),
+    groups: list[str] = typer.Argument(None, help="Groups (default: every group)."),
     all_groups: bool = _ALL,
     topic: list[str] = typer.Option([], "--topic", "-t", help="Only these topics (repeatable)."),
     fail_above: int | None = typer.Option(
-        None, "--fail-above", help="Exit 3 when a group's total lag exceeds N."
+        None, "--fail-above", help="Exit 3 when a group's total lag exceeds N.", metavar="N"
     ),
-    watch: float | None = typer.Option(None, "--watch", help="Redraw every SECONDS until Ctrl-C."),
+    watch: float | None = typer.Option(
+        None, "--watch", help="Redraw every SECONDS until Ctrl-C.", metavar="SECONDS"
+    ),
     record: Path | None = typer.Option(
-        None, "--record", help="Append samples to FILE (.jsonl or .parquet) for kctl analytics."
+        None,
+        "--record",
+        help="Append lag samples to FILE (.jsonl or .parquet) for kctl analytics.",
+        metavar="FILE",
     ),
 ) -> None:
-    """Lag per partition with totals per group and per topic."""
+    """Lag per partition with totals per group and per topic; samples for kctl analytics.
+
+    Requests do not grow with groups or partitions: one DescribeGroups and one OffsetFetch per
+    coordinator, ListOffsets per partition leader."""
+    from kctl.errors import FindingsError, UsageError
+    from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
 
+    if watch is not None and watch <= 0:
+        raise UsageError("--watch SECONDS must be above 0")
+    if watch is not None and fail_above is not None:
+        raise UsageError("--fail-above is a one-shot check; it does not combine with --watch")
+    if record is not None and record.suffix not in (".jsonl", ".json", ".ndjson", ".parquet"):
+        raise UsageError(f"--record {record}: unknown file type", "name it .jsonl or .parquet")
     admin = Admin()
-    ids = _chosen(admin, groups, all_groups)
     cluster_id = admin.metadata().cluster_id
-    while True:
-        ts_ms = int(time.time() * 1000)
-        rows = lag_rows(admin, ids, topic or None)
-        if record is not None:
-            _record(record, rows, cluster_id, ts_ms)
-        group_totals: dict[str, int] = {}
-        topic_totals: dict[tuple[str, str], int] = {}
-        for r in rows:
-            group_totals[r["group"]] = group_totals.get(r["group"], 0) + (r["lag"] or 0)
-            key = (r["group"], r["topic"])
-            topic_totals[key] = topic_totals.get(key, 0) + (r["lag"] or 0)
-        doc = {
-            "ts_ms": ts_ms,
-            "partitions": rows,
-            "topics": [
-                {"group": g, "topic": t, "lag": v} for (g, t), v in sorted(topic_totals.items())
-            ],
-            "groups": [{"group": g, "lag": v} for g, v in sorted(group_totals.items())],
-        }
-        footer = [{"group": g, "topic": "TOTAL", "lag": v} for g, v in sorted(group_totals.items())]
-        if watch and sys.stdout.isatty():
-            sys.stdout.write("\x1b[2J\x1b[H")
-        emit(
-            Output(
-                rows,
-                cols(
-                    "group",
-                    "topic",
-                    "partition:>",
-                    "committed_offset:>",
-                    "log_end_offset:>",
-                    "lag:>",
-                    "member_id",
-                ),
-                doc=doc,
-                footer=footer,
-            )
-        )
-        if not watch:
-            break
-        sys.stdout.flush()
-        time.sleep(watch)
+    every = all_groups or not groups
+    with G.GroupReader(admin) as reader:
+        while True:
+            ids, listed = _chosen(admin, groups, all_groups, default_all=True)
+            ts_ms = int(time.time() * 1000)
+            rows = G.lag_samples(admin, reader, ids, topic or None, listed) if ids else []
+            if every and not ids:
+                note("no consumer groups in the cluster")
+            if record is not None:
+                n = record_samples(record, rows, cluster_id, ts_ms)
+                if watch:
+                    note(f"recorded {n} sample(s) to {record}")
+            out, group_totals = _lag_output(rows, ts_ms)
+            if watch and sys.stdout.isatty():
+                sys.stdout.write("\x1b[2J\x1b[H")
+                out.title = f"groups lag, every {watch:g}s (Ctrl-C to stop)"
+            emit(out)
+            if not watch:
+                break
+            sys.stdout.flush()
+            # The redraw schedule itself, not a wait for a condition.
+            time.sleep(watch)
     if fail_above is not None:
         over = {g: v for g, v in group_totals.items() if v > fail_above}
         if over:
-            worst = max(over, key=over.get)  # type: ignore[arg-type]
-            note(f"kctl: {len(over)} group(s) above {fail_above}: {worst!r} has lag {over[worst]}")
-            raise typer.Exit(3)
+            worst = max(over, key=lambda g: over[g])
+            raise FindingsError(
+                f"{len(over)} group(s) with lag above {fail_above}",
+                f"{worst!r} has lag {over[worst]}",
+            )
 
 
-@app.command("delete", epilog=example("kctl groups delete old-app --yes"))
+@app.command(
+    "delete",
+    epilog=example("kctl groups delete old-app", "kctl groups delete old-app older-app --yes"),
+)
 def delete(
     groups: list[str] = typer.Argument(..., help="Groups to delete."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    yes: bool = _YES,
 ) -> None:
     """Delete groups and their committed offsets; a group with members is refused."""
     from kctl.errors import KctlError
     from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
 
+    ids = list(dict.fromkeys(groups))
     admin = Admin()
-    described = G.describe(admin, groups)
-    G.require_known(admin, described, G.committed_offsets(admin, groups))
+    with G.GroupReader(admin) as reader:
+        described = reader.describe(ids)
+        G.require_known(admin, described, reader.committed(ids))
     for g in described.values():
         if g.active:
             raise KctlError(
                 f"refusing to delete group {g.group!r}",
                 f"it has {len(g.members)} active member(s), state {g.state}: stop them first",
             )
-    note(f"will delete {len(groups)} group(s): {', '.join(groups)}")
-    confirm(f"Delete {len(groups)} group(s)?", yes=yes, action="delete groups")
-    G.delete(admin, groups)
-    emit(Output([{"group": g, "status": "deleted"} for g in groups], cols("group", "status")))
+    note(f"will delete {len(ids)} group(s) and their committed offsets: {', '.join(ids)}")
+    confirm(f"Delete {len(ids)} group(s)?", yes=yes, action="delete groups")
+    G.delete(admin, ids)
+    emit(Output([{"group": g, "status": "deleted"} for g in ids], cols("group", "status")))
+
+
+def _scope_partitions(admin: Admin, scope: dict[str, list[int] | None]) -> list[tuple[str, int]]:
+    """Expand ``--topic T[:P,...]`` against the cluster: unknown topics and partitions fail."""
+    from kctl.errors import NotFoundError
+    from kctl.kafka import groups as G
+
+    counts = G.partitions_of(admin, list(scope))
+    tps = []
+    for t, parts in scope.items():
+        for p in parts if parts is not None else range(counts[t]):
+            if p >= counts[t]:
+                raise NotFoundError(
+                    f"partition {p} of topic {t!r} does not exist",
+                    f"{t} has {counts[t]} partition(s)",
+                )
+            tps.append((t, p))
+    return tps
 
 
 @app.command(
@@ -384,32 +410,41 @@ def delete(
 )
 def delete_offsets(
     group: str = typer.Argument(..., help="Group."),
-    topic: list[str] = typer.Option(
-        ..., "--topic", "-t", help="TOPIC or TOPIC:P[,P...] (repeatable)."
-    ),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    topic: list[str] = typer.Option(..., "--topic", "-t", help=_SCOPE_HELP),
+    yes: bool = _YES,
 ) -> None:
     """Delete a group's committed offsets for some topics or partitions (OffsetDelete)."""
+    from kctl.errors import KctlError
     from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
     from kctl.kafka.lagmath import parse_scope
 
     scope = parse_scope(topic)
     admin = Admin()
-    counts = G.partitions_of(admin, list(scope))
-    tps = [
-        (t, p)
-        for t, parts in scope.items()
-        for p in (parts if parts is not None else range(counts[t]))
+    tps = _scope_partitions(admin, scope)
+    with G.GroupReader(admin) as reader:
+        reader.require_offset_delete(f"deleting offsets of group {group!r}")
+        described = reader.describe([group])
+        G.require_known(admin, described, reader.committed([group]))
+        confirm(
+            f"Delete {len(tps)} committed offset(s) of group {group!r}?",
+            yes=yes,
+            action="delete offsets",
+        )
+        result = reader.delete_offsets(group, tps)
+    failed = {tp: err for tp, err in result.items() if err}
+    rows = [
+        {"group": group, "topic": t, "partition": p, "status": failed.get((t, p)) or "deleted"}
+        for t, p in tps
     ]
-    confirm(
-        f"Delete {len(tps)} committed offset(s) of group {group!r}?",
-        yes=yes,
-        action="delete offsets",
-    )
-    G.delete_offsets(admin, group, tps)
-    emit(Output([{"group": group, "topic": t, "partition": p, "status": "deleted"} for t, p in tps],
-                cols("group", "topic", "partition:>", "status")))  # fmt: skip
+    emit(Output(rows, cols("group", "topic", "partition:>", "status")))
+    if failed:
+        (t, p), err = next(iter(sorted(failed.items())))
+        raise KctlError(
+            f"{len(failed)} offset(s) of group {group!r} not deleted",
+            f"{t}[{p}]: {err}"
+            + (" (the group is subscribed to it)" if "SUBSCRIBED" in err else ""),
+        )
 
 
 @app.command(
@@ -423,34 +458,49 @@ def delete_offsets(
 )
 def reset_offsets(
     group: str = typer.Argument(..., help="Group (must have no active members)."),
-    topic: list[str] = typer.Option(
-        [], "--topic", "-t", help="TOPIC or TOPIC:P[,P...] (repeatable)."
-    ),
+    topic: list[str] = typer.Option([], "--topic", "-t", help=_SCOPE_HELP),
     all_topics: bool = typer.Option(
-        False, "--all-topics", help="Every topic the group has offsets for."
+        False, "--all-topics", help="Every topic the group has committed offsets for."
     ),
-    to_earliest: bool = typer.Option(False, "--to-earliest"),
-    to_latest: bool = typer.Option(False, "--to-latest"),
-    to_current: bool = typer.Option(False, "--to-current"),
-    to_offset: int | None = typer.Option(None, "--to-offset"),
+    to_earliest: bool = typer.Option(False, "--to-earliest", help="The log start offset."),
+    to_latest: bool = typer.Option(False, "--to-latest", help="The log end offset."),
+    to_current: bool = typer.Option(
+        False, "--to-current", help="The committed offset (the log end where there is none)."
+    ),
+    to_offset: int | None = typer.Option(None, "--to-offset", help="Offset N.", metavar="N"),
     shift_by: int | None = typer.Option(
-        None, "--shift-by", help="+N or -N from the committed offset."
+        None, "--shift-by", help="+N or -N from the committed offset.", metavar="N"
     ),
-    to_datetime: str | None = typer.Option(None, "--to-datetime", help="ISO-8601 date-time."),
+    to_datetime: str | None = typer.Option(
+        None,
+        "--to-datetime",
+        help="First offset at or after an ISO-8601 date-time.",
+        metavar="DATETIME",
+    ),
     by_duration: str | None = typer.Option(
-        None, "--by-duration", help="ISO-8601 duration back from now."
+        None,
+        "--by-duration",
+        help="ISO-8601 duration back from now, e.g. PT1H, P1DT2H.",
+        metavar="DURATION",
     ),
-    from_file: Path | None = typer.Option(None, "--from-file", help="topic,partition,offset CSV."),
+    from_file: Path | None = typer.Option(
+        None,
+        "--from-file",
+        help="topic,partition,offset CSV (as --export writes).",
+        metavar="CSV",
+    ),
     execute: bool = typer.Option(
-        False, "--execute", help="Commit the plan (default: show it only)."
+        False, "--execute", help="Commit the plan (default: show it and change nothing)."
     ),
     export: bool = typer.Option(
         False, "--export", help="Print the plan as topic,partition,offset CSV."
     ),
 ) -> None:
-    """Reset a group's committed offsets: the plan first, --execute to commit it. Targets are
-    clamped between the log start and end offsets; a group with active members is refused."""
-    from kctl.errors import KctlError, UsageError
+    """Reset a group's committed offsets: the plan first, --execute to commit it.
+
+    Targets are clamped between the log start and end offsets (each clamp is shown); a group
+    with active members is refused."""
+    from kctl.errors import KctlError, NotFoundError, UsageError
     from kctl.kafka import groups as G
     from kctl.kafka import lagmath as L
     from kctl.kafka.client import Admin
@@ -472,6 +522,13 @@ def reset_offsets(
             "--shift-by, --to-datetime, --by-duration, --from-file"
         )
     spec = chosen[0]
+    if topic and all_topics:
+        raise UsageError("give --topic or --all-topics, not both")
+    if spec == "file" and (topic or all_topics):
+        raise UsageError("--from-file names its partitions: no --topic or --all-topics with it")
+    if spec != "file" and not topic and not all_topics:
+        raise UsageError("give --topic (repeatable) or --all-topics")
+    scope = L.parse_scope(topic) if topic else {}
     file_offsets: dict[L.TP, int] = {}
     if from_file is not None:
         try:
@@ -479,10 +536,8 @@ def reset_offsets(
         except OSError as exc:
             raise KctlError(f"cannot read {from_file}", exc.strerror) from exc
         file_offsets = L.parse_reset_csv(text, str(from_file))
-    if spec != "file" and not topic and not all_topics:
-        raise UsageError("give --topic (repeatable) or --all-topics")
-    if topic and all_topics:
-        raise UsageError("give --topic or --all-topics, not both")
+        if not file_offsets:
+            raise UsageError(f"{from_file} has no topic,partition,offset lines")
     ts_ms = None
     if spec == "datetime":
         ts_ms = L.parse_datetime_ms(to_datetime or "")
@@ -490,8 +545,9 @@ def reset_offsets(
         ts_ms = int((time.time() - L.parse_duration(by_duration or "").total_seconds()) * 1000)
 
     admin = Admin()
-    described = G.describe(admin, [group])[group]
-    committed = G.committed_offsets(admin, [group])[group]
+    with G.GroupReader(admin) as reader:
+        described = reader.describe([group])[group]
+        committed = reader.committed([group])[group]
     if described.active:
         raise KctlError(
             f"refusing to reset offsets of group {group!r}",
@@ -499,38 +555,40 @@ def reset_offsets(
             "stop them first",
         )
     if spec == "file":
-        scope_topics = sorted({t for t, _ in file_offsets})
-        counts = G.partitions_of(admin, scope_topics)
+        counts = G.partitions_of(admin, sorted({t for t, _ in file_offsets}))
         for t, p in file_offsets:
-            if p >= counts[t]:
-                raise KctlError(
-                    f"{from_file}: {t}[{p}] does not exist", f"{t} has {counts[t]} partitions"
+            if not 0 <= p < counts[t]:
+                raise NotFoundError(
+                    f"{from_file}: partition {p} of topic {t!r} does not exist",
+                    f"{t} has {counts[t]} partition(s)",
                 )
         tps = sorted(file_offsets)
     elif all_topics:
         tps = sorted(committed)
         if not tps:
-            raise KctlError(f"group {group!r} has no committed offsets", "name topics with --topic")
+            raise KctlError(
+                f"group {group!r} has no committed offsets", "name the topics with --topic"
+            )
     else:
-        scope = L.parse_scope(topic)
-        counts = G.partitions_of(admin, list(scope))
-        tps = []
-        for t, parts in scope.items():
-            for p in parts if parts is not None else range(counts[t]):
-                if p >= counts[t]:
-                    raise KctlError(
-                        f"partition {p} of topic {t!r} does not exist",
-                        f"{t} has {counts[t]} partitions",
-                    )
-                tps.append((t, p))
+        tps = _scope_partitions(admin, scope)
     marks = G.watermarks(admin, tps)
+    missing = [tp for tp in tps if tp not in marks]
+    if missing:
+        t, p = missing[0]
+        raise NotFoundError(
+            f"no log offsets for {t}[{p}]", "the partition has no leader or is gone"
+        )
     times = G.offsets_for_time(admin, tps, ts_ms) if ts_ms is not None else None
     kind = {"datetime": "time", "duration": "time"}.get(spec, spec)
     value = {"offset": to_offset, "shift": shift_by, "file": file_offsets}.get(spec)
     plan = L.plan_reset(kind, value, tps, committed, marks, times)
     for r in plan:
         if r.clamped:
-            note(f"{r.topic}[{r.partition}]: target clamped {r.clamped} ({r.target})")
+            start, end = marks[(r.topic, r.partition)]
+            note(
+                f"{r.topic}[{r.partition}]: target clamped {r.clamped} {r.target} "
+                f"(the log holds offsets {start}..{end})"
+            )
     if export:
         sys.stdout.write(L.export_csv(plan))
     else:

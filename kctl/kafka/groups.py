@@ -1,21 +1,42 @@
 """Consumer-group operations (kafka-consumer-groups.sh): list, describe, lag, delete, reset.
 
-Requests are batched: one DescribeGroups per coordinator (librdkafka groups the ids), one
-ListOffsets per partition leader for all partitions at once, and the OffsetFetch requests for
-all groups in flight together. The arithmetic (lag, reset plans, clamping) is pure and lives in
-kctl.kafka.lagmath so it can be tested without a broker.
+The cost of a lag check does not grow with the number of groups or partitions:
+
+- FindCoordinator: one request for all groups (v4+, KIP-699; one per group on older brokers);
+- DescribeGroups: one request per coordinator for all of its groups;
+- OffsetFetch: one request per coordinator for all of its groups (v8+, KIP-709; one per group
+  on older brokers);
+- ListOffsets: one request per partition leader and per spec (earliest, latest) for every
+  partition at once (librdkafka's ``list_offsets`` groups them by leader).
+
+The group requests go through kafka-python's protocol classes (librdkafka's Python API sends one
+request per group); ListOffsets and the admin operations (commit, delete) go through
+librdkafka. The arithmetic (lag, reset plans, clamping) is pure and lives in
+:mod:`kctl.kafka.lagmath`.
 """
 
 from __future__ import annotations
 
+import time
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
+from kctl.errors import ConnectionFailed, KctlError, NotFoundError, UnsupportedByBroker
 from kctl.kafka.client import Admin
-from kctl.kafka.lagmath import TP
+from kctl.kafka.lagmath import TP, lag_of
 
-ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance")
+ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
+GROUP_TYPES = ("classic", "consumer", "share")
+
+# Kafka error codes the group requests answer with.
+_GROUP_ID_NOT_FOUND = 69
+_RETRIABLE = {
+    14,
+    15,
+    16,
+}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
 
 @dataclass
@@ -41,6 +62,16 @@ class Group:
         return bool(self.members) or self.state in ACTIVE_STATES
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One group as ListGroups reports it (its state there may be stale or 'Unknown')."""
+
+    group: str
+    state: str
+    type: str  # classic | consumer | share | unknown
+    simple: bool
+
+
 _STATE_NAMES = {
     "UNKNOWN": "Unknown",
     "PREPARING_REBALANCING": "PreparingRebalance",
@@ -48,6 +79,8 @@ _STATE_NAMES = {
     "STABLE": "Stable",
     "DEAD": "Dead",
     "EMPTY": "Empty",
+    "ASSIGNING": "Assigning",
+    "RECONCILING": "Reconciling",
 }
 
 
@@ -56,127 +89,329 @@ def _state(value: Any) -> str:
     return _STATE_NAMES.get(name, name.title())
 
 
-def list_group_ids(admin: Admin) -> list[tuple[str, str, bool]]:
-    """(group id, state, is simple consumer group) for every group the cluster knows."""
+def _error_name(code: int) -> str:
+    import kafka.errors as Errors
+
+    return str(getattr(Errors.for_code(code), "message", f"error code {code}"))
+
+
+def list_groups(admin: Admin) -> list[Listed]:
+    """Every group the cluster's brokers list (ListGroups to each broker, via librdkafka)."""
     result = admin.result(
         admin.client.list_consumer_groups(request_timeout=admin.timeout), "listing groups"
     )
-    return sorted(
-        (g.group_id, _state(g.state), bool(g.is_simple_consumer_group)) for g in result.valid
+    out = []
+    for g in result.valid:
+        gtype = getattr(g, "type", None)
+        type_name = getattr(gtype, "name", "UNKNOWN").lower()
+        out.append(
+            Listed(
+                group=g.group_id,
+                state=_state(g.state),
+                type=type_name if type_name in GROUP_TYPES else "unknown",
+                simple=bool(g.is_simple_consumer_group),
+            )
+        )
+    return sorted(out, key=lambda g: g.group)
+
+
+def list_group_ids(admin: Admin) -> list[tuple[str, str, bool]]:
+    """(group id, listed state, is simple consumer group) for every group the cluster lists."""
+    return [(g.group, g.state, g.simple) for g in list_groups(admin)]
+
+
+class GroupReader:
+    """kafka-python protocol requests about groups, over one connection pool for a command (or a
+    whole ``--watch``). Use as a context manager; the client starts on first use."""
+
+    def __init__(self, admin: Admin) -> None:
+        self.admin = admin
+        self._client: Any = None
+        self._coordinators: dict[str, int] = {}
+
+    def __enter__(self) -> GroupReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from kafka import KafkaAdminClient
+            from kafka.errors import KafkaError
+
+            from kctl.kafka.connect import kafka_python_config
+
+            self.admin.metadata()  # fails fast, naming the cause, where kafka-python only waits
+            try:
+                self._client = KafkaAdminClient(**kafka_python_config(self.admin.conn))
+            except KafkaError as exc:
+                raise ConnectionFailed(
+                    f"cannot connect to {self.admin.conn.bootstrap_servers}",
+                    str(exc) or type(exc).__name__,
+                ) from exc
+        return self._client
+
+    def version(self, request_class: Any) -> int:
+        """The highest version of an API both kafka-python and the broker speak (-1: none)."""
+        from kafka.errors import IncompatibleBrokerVersion
+
+        try:
+            return int(self.client._manager.broker_version_data.api_version(request_class))
+        except IncompatibleBrokerVersion:
+            return -1
+
+    def send(self, request: Any, what: str, node_id: int | None = None) -> Any:
+        from kafka.errors import KafkaError
+
+        manager = self.client._manager
+
+        async def call() -> Any:
+            if node_id is None:
+                return await manager.send(request)
+            return await manager.send(request, node_id=node_id)
+
+        try:
+            return manager.run(call)
+        except KafkaError as exc:
+            raise KctlError(what, str(exc) or type(exc).__name__) from exc
+
+    # -- coordinators ---------------------------------------------------------------------
+
+    def coordinators(self, group_ids: list[str]) -> dict[str, int]:
+        """Group id -> coordinator node: one FindCoordinator v4+ for all unknown ids (one per id
+        on older brokers). Answers are kept for the reader's lifetime (``forget`` drops one)."""
+        from kafka.protocol.metadata import FindCoordinatorRequest
+
+        unknown = [g for g in dict.fromkeys(group_ids) if g not in self._coordinators]
+        deadline = time.monotonic() + self.admin.timeout
+        while unknown:
+            retry = []
+            if self.version(FindCoordinatorRequest) >= 4:
+                request = FindCoordinatorRequest(key_type=0, coordinator_keys=unknown)
+                response = self.send(request, "finding group coordinators")
+                answers = [(c.key, c.error_code, c.node_id) for c in response.coordinators]
+            else:
+                answers = []
+                for gid in unknown:
+                    request = FindCoordinatorRequest(key=gid, key_type=0, max_version=3)
+                    r = self.send(request, f"finding the coordinator of group {gid!r}")
+                    answers.append((gid, r.error_code, r.node_id))
+            for gid, code, node in answers:
+                if code in _RETRIABLE:
+                    retry.append(gid)
+                elif code:
+                    raise KctlError(f"finding the coordinator of group {gid!r}", _error_name(code))
+                else:
+                    self._coordinators[gid] = node
+            unknown = retry
+            _backoff(deadline, bool(unknown), "finding group coordinators", 15)
+        return {g: self._coordinators[g] for g in group_ids}
+
+    def forget(self, group_ids: list[str]) -> None:
+        for gid in group_ids:
+            self._coordinators.pop(gid, None)
+
+    def _per_coordinator(
+        self, group_ids: list[str], ask: Callable[[int, list[str]], list[str]], what: str
+    ) -> None:
+        """Call ``ask(node, groups)`` once per coordinator; it returns the groups whose
+        coordinator moved (retried, bounded by the timeout)."""
+        pending = list(dict.fromkeys(group_ids))
+        deadline = time.monotonic() + self.admin.timeout
+        while pending:
+            by_node: dict[int, list[str]] = defaultdict(list)
+            for gid, node in self.coordinators(pending).items():
+                by_node[node].append(gid)
+            pending = []
+            for node, gids in sorted(by_node.items()):
+                moved = ask(node, gids)
+                self.forget(moved)
+                pending += moved
+            _backoff(deadline, bool(pending), what, 16)
+
+    # -- DescribeGroups -------------------------------------------------------------------
+
+    def describe(self, group_ids: list[str]) -> dict[str, Group]:
+        """DescribeGroups, one request per coordinator. A group the coordinator does not know is
+        reported as Kafka does: state Dead, no members."""
+        from kafka.protocol.admin import DescribeGroupsRequest
+
+        out: dict[str, Group] = {}
+
+        def ask(node: int, gids: list[str]) -> list[str]:
+            request = DescribeGroupsRequest(groups=gids, include_authorized_operations=False)
+            response = self.send(request, "describing groups", node_id=node)
+            moved = []
+            for g in response.groups:
+                if g.error_code in _RETRIABLE:
+                    moved.append(g.group_id)
+                    continue
+                if g.error_code and g.error_code != _GROUP_ID_NOT_FOUND:
+                    raise KctlError(f"describing group {g.group_id!r}", _error_name(g.error_code))
+                out[g.group_id] = Group(
+                    group=g.group_id,
+                    state=g.group_state or ("Dead" if g.error_code else "Unknown"),
+                    protocol_type=g.protocol_type or None,
+                    assignor=g.protocol_data or None,
+                    coordinator=node,
+                    members=sorted((_member(m) for m in g.members), key=lambda m: m.member_id),
+                )
+            return moved
+
+        if group_ids:
+            self._per_coordinator(group_ids, ask, "describing groups")
+        return {gid: out[gid] for gid in group_ids if gid in out}
+
+    # -- OffsetFetch ----------------------------------------------------------------------
+
+    def committed(self, group_ids: list[str]) -> dict[str, dict[TP, int]]:
+        """Committed offsets of every group (all topics): one OffsetFetch per coordinator on
+        brokers with v8+, else one per group."""
+        from kafka.protocol.consumer import OffsetFetchRequest
+
+        version = self.version(OffsetFetchRequest)
+        if version < 2:
+            raise UnsupportedByBroker(
+                "OffsetFetch v2+", "fetching committed offsets of every topic of a group"
+            )
+        out: dict[str, dict[TP, int]] = {gid: {} for gid in group_ids}
+
+        def take(gid: str, code: int, topics: Any) -> bool:
+            if code in _RETRIABLE:
+                return False
+            if code and code != _GROUP_ID_NOT_FOUND:
+                raise KctlError(f"fetching committed offsets of group {gid!r}", _error_name(code))
+            offsets: dict[TP, int] = {}
+            for t in topics or []:
+                for part in t.partitions:
+                    if part.error_code in _RETRIABLE:
+                        return False
+                    if not part.error_code and part.committed_offset >= 0:
+                        offsets[(t.name, part.partition_index)] = part.committed_offset
+            out[gid] = offsets
+            return True
+
+        def ask(node: int, gids: list[str]) -> list[str]:
+            moved = []
+            if version >= 8:
+                request = OffsetFetchRequest(
+                    groups=[
+                        OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None)
+                        for g in gids
+                    ],
+                    require_stable=False,
+                    min_version=8,
+                )
+                response = self.send(request, "fetching committed offsets", node_id=node)
+                for g in response.groups:
+                    if not take(g.group_id, g.error_code, g.topics):
+                        moved.append(g.group_id)
+                return moved
+            for gid in gids:
+                request = OffsetFetchRequest(
+                    group_id=gid, topics=None, min_version=2, max_version=7
+                )
+                r = self.send(request, f"fetching committed offsets of group {gid!r}", node)
+                if not take(gid, r.error_code, r.topics):
+                    moved.append(gid)
+            return moved
+
+        if group_ids:
+            self._per_coordinator(group_ids, ask, "fetching committed offsets")
+        return out
+
+    # -- OffsetDelete ---------------------------------------------------------------------
+
+    def require_offset_delete(self, what: str) -> None:
+        """Fail, naming the API, when the broker does not implement OffsetDelete."""
+        from kafka.protocol.consumer import OffsetDeleteRequest
+
+        if self.version(OffsetDeleteRequest) < 0:
+            raise UnsupportedByBroker("OffsetDelete", what)
+
+    def delete_offsets(self, group: str, tps: list[TP]) -> dict[TP, str | None]:
+        """OffsetDelete (Kafka 2.4+, KIP-496) on the group's coordinator: error name (or None)
+        per partition. A broker without OffsetDelete is named in one line."""
+        from kafka.protocol.consumer import OffsetDeleteRequest
+
+        what = f"deleting offsets of group {group!r}"
+        self.require_offset_delete(what)
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for t, p in sorted(tps):
+            by_topic[t].append(p)
+        Topic = OffsetDeleteRequest.OffsetDeleteRequestTopic
+        Part = Topic.OffsetDeleteRequestPartition
+        request = OffsetDeleteRequest(
+            group_id=group,
+            topics=[
+                Topic(name=t, partitions=[Part(partition_index=p) for p in ps])
+                for t, ps in by_topic.items()
+            ],
+        )
+        node = self.coordinators([group])[group]
+        response = self.send(request, what, node_id=node)
+        if response.error_code:
+            raise KctlError(what, _error_name(response.error_code))
+        return {
+            (t.name, p.partition_index): _error_name(p.error_code) if p.error_code else None
+            for t in response.topics
+            for p in t.partitions
+        }
+
+
+def _backoff(deadline: float, again: bool, what: str, code: int) -> None:
+    """Between retries of a retriable coordinator error: a short wait, bounded by the timeout."""
+    if not again:
+        return
+    if time.monotonic() >= deadline:
+        raise KctlError(what, f"{_error_name(code)}: the coordinator did not settle in time")
+    time.sleep(0.1)
+
+
+def _member(m: Any) -> Member:
+    tps: list[TP] = []
+    if m.member_assignment:
+        from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+        try:
+            assigned = ConsumerProtocolAssignment.decode(m.member_assignment)
+        except Exception:  # a non-consumer protocol (e.g. Connect) has its own format
+            assigned = None
+        for item in getattr(assigned, "assigned_partitions", None) or []:
+            tps += [(item.topic, p) for p in item.partitions]
+    return Member(
+        member_id=m.member_id,
+        group_instance_id=getattr(m, "group_instance_id", None),
+        client_id=m.client_id,
+        host=m.client_host,
+        assignment=sorted(tps),
     )
 
 
 def describe(admin: Admin, group_ids: list[str]) -> dict[str, Group]:
-    """Describe groups: for several, one FindCoordinator (v4+) and one DescribeGroups per
-    coordinator through kafka-python; otherwise (or on older brokers) librdkafka, which sends a
-    FindCoordinator and a describe request per group."""
-    if not group_ids:
-        return {}
-    if len(group_ids) > 1:
-        batched = _describe_batched(admin, group_ids)
-        if batched is not None:
-            return batched
-    futures = admin.client.describe_consumer_groups(group_ids, request_timeout=admin.timeout)
-    out: dict[str, Group] = {}
-    for gid, fut in futures.items():
-        d = admin.result(fut, f"describing group {gid!r}")
-        members = [
-            Member(
-                member_id=m.member_id,
-                group_instance_id=m.group_instance_id,
-                client_id=m.client_id,
-                host=m.host,
-                assignment=sorted(
-                    (tp.topic, tp.partition)
-                    for tp in (m.assignment.topic_partitions if m.assignment else [])
-                ),
-            )
-            for m in d.members
-        ]
-        out[gid] = Group(
-            group=gid,
-            state=_state(d.state),
-            protocol_type="consumer" if not d.is_simple_consumer_group else "",
-            assignor=d.partition_assignor or None,
-            coordinator=d.coordinator.id if d.coordinator is not None else None,
-            members=sorted(members, key=lambda m: m.member_id),
-        )
-    return out
+    """Describe groups: one FindCoordinator and one DescribeGroups per coordinator."""
+    with GroupReader(admin) as reader:
+        return reader.describe(group_ids)
 
 
-def coordinators(client: Any, group_ids: list[str]) -> dict[str, int] | None:
-    """Group id -> coordinator broker, in one FindCoordinator v4+ request (None if older)."""
-    from kafka.protocol.metadata import FindCoordinatorRequest
-
-    from kctl.kafka import kp
-
-    if client._manager.broker_version_data.api_version(FindCoordinatorRequest) < 4:
-        return None
-    request = FindCoordinatorRequest(key_type=0, coordinator_keys=list(group_ids))
-    response = kp.send(client, request, "finding group coordinators")
-    out = {}
-    for c in response.coordinators:
-        if c.error_code:
-            raise KctlError(
-                f"finding the coordinator of group {c.key!r}", f"error code {c.error_code}"
-            )
-        out[c.key] = c.node_id
-    return out
-
-
-def _describe_batched(admin: Admin, group_ids: list[str]) -> dict[str, Group] | None:
-    from collections import defaultdict
-
-    from kafka.protocol.admin import DescribeGroupsRequest
-
-    from kctl.kafka import kp
-    from kctl.logfmt.internal import _embedded
-
-    with kp.admin_client(admin.conn) as client:
-        coords = coordinators(client, group_ids)
-        if coords is None:
-            return None
-        by_node: dict[int, list[str]] = defaultdict(list)
-        for gid in group_ids:
-            by_node[coords[gid]].append(gid)
-        out: dict[str, Group] = {}
-        for node, gids in by_node.items():
-            request = DescribeGroupsRequest(groups=gids, include_authorized_operations=False)
-            response = kp.send(client, request, "describing groups", node_id=node)
-            for g in response.groups:
-                if g.error_code and g.error_code != 69:  # 69 GROUP_ID_NOT_FOUND: reported as Dead
-                    raise KctlError(
-                        f"describing group {g.group_id!r}", f"error code {g.error_code}"
-                    )
-                members = []
-                for m in g.members:
-                    assigned = _embedded("ConsumerProtocolAssignment", m.member_assignment)
-                    tps: list[TP] = []
-                    if isinstance(assigned, dict):
-                        for item in assigned.get("assigned_partitions") or []:
-                            tps += [(item["topic"], p) for p in item["partitions"]]
-                    members.append(
-                        Member(
-                            member_id=m.member_id,
-                            group_instance_id=getattr(m, "group_instance_id", None),
-                            client_id=m.client_id,
-                            host=m.client_host,
-                            assignment=sorted(tps),
-                        )
-                    )
-                out[g.group_id] = Group(
-                    group=g.group_id,
-                    state=g.group_state or ("Dead" if g.error_code == 69 else "Unknown"),
-                    protocol_type=g.protocol_type or None,
-                    assignor=g.protocol_data or None,
-                    coordinator=node,
-                    members=sorted(members, key=lambda m: m.member_id),
-                )
-    return {gid: out[gid] for gid in group_ids if gid in out}
+def committed_offsets(admin: Admin, group_ids: list[str]) -> dict[str, dict[TP, int]]:
+    """Committed offsets of groups: one OffsetFetch per coordinator (v8+)."""
+    with GroupReader(admin) as reader:
+        return reader.committed(group_ids)
 
 
 def require_known(
-    admin: Admin, groups: dict[str, Group], committed: dict[str, dict[TP, int]]
+    admin: Admin,
+    groups: dict[str, Group],
+    committed: dict[str, dict[TP, int]],
+    listed: list[Listed] | None = None,
 ) -> None:
     """A group with no members and no committed offsets that ListGroups does not know (Kafka
     describes it as Dead, some brokers as Empty) does not exist for an operator."""
@@ -187,102 +422,96 @@ def require_known(
     ]
     if not suspects:
         return
-    listed = {gid for gid, _, _ in list_group_ids(admin)}
+    names = {g.group for g in (listed if listed is not None else list_groups(admin))}
     for gid in suspects:
-        if groups[gid].state == "Dead" or gid not in listed:
+        if groups[gid].state == "Dead" or gid not in names:
             raise NotFoundError(
                 f"unknown group {gid!r}",
                 f"state {groups[gid].state}: no members and no committed offsets",
             )
 
 
-def committed_offsets(admin: Admin, group_ids: list[str]) -> dict[str, dict[TP, int]]:
-    """Committed offsets of every group. Several groups go through kafka-python, which sends
-    one FindCoordinator and then one OffsetFetch (v8+, KIP-709) per coordinator for all of them;
-    a single group, or a broker without OffsetFetch v8, takes librdkafka's one-group requests
-    (all in flight together)."""
-    if len(group_ids) > 1:
-        batched = _committed_offsets_batched(admin, group_ids)
-        if batched is not None:
-            return batched
-    from confluent_kafka import ConsumerGroupTopicPartitions
+def lag_samples(
+    admin: Admin,
+    reader: GroupReader,
+    group_ids: list[str],
+    topics: list[str] | None = None,
+    listed: list[Listed] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per (group, topic, partition) in the lag-sample schema of DESIGN.md, minus
+    ``ts_ms`` and ``cluster``: committed offset (-1 if none), log start and end offsets, lag
+    (null without a commit), group state and the owning member (null when unassigned).
 
-    futures = {
-        gid: admin.client.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(gid)], request_timeout=admin.timeout
-        )[gid]
-        for gid in group_ids
-    }
-    out: dict[str, dict[TP, int]] = {}
-    for gid, fut in futures.items():
-        res = admin.result(fut, f"fetching committed offsets of group {gid!r}")
-        out[gid] = {
-            (tp.topic, tp.partition): tp.offset
-            for tp in res.topic_partitions
-            if tp.error is None and tp.offset >= 0
-        }
-    return out
-
-
-def _committed_offsets_batched(
-    admin: Admin, group_ids: list[str]
-) -> dict[str, dict[TP, int]] | None:
-    from collections import defaultdict
-
-    from kafka.protocol.consumer import OffsetFetchRequest
-
-    from kctl.kafka import kp
-
-    with kp.admin_client(admin.conn) as client:
-        if client._manager.broker_version_data.api_version(OffsetFetchRequest) < 8:
-            return None
-        coords = coordinators(client, group_ids)
-        if coords is None:
-            return None
-        by_node: dict[int, list[str]] = defaultdict(list)
-        for gid in group_ids:
-            by_node[coords[gid]].append(gid)
-        out: dict[str, dict[TP, int]] = {gid: {} for gid in group_ids}
-        for node, gids in by_node.items():
-            request = OffsetFetchRequest(
-                groups=[
-                    OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None)
-                    for g in gids
-                ],
-                require_stable=False,
-                min_version=8,
+    The partitions of a group are those it has committed offsets for plus those assigned to
+    its members. Committed offsets are read before the log end offsets, so a lag is never
+    negative unless the log really ends before the commit (a recreated topic, say).
+    A partition that no longer exists gets log offsets -1 and a null lag."""
+    described = reader.describe(group_ids)
+    committed = reader.committed(group_ids)
+    require_known(admin, described, committed, listed)
+    owners: dict[tuple[str, str, int], Member] = {}
+    wanted: dict[str, set[TP]] = {}
+    for gid in group_ids:
+        tps = set(committed.get(gid, {}))
+        for m in described[gid].members:
+            for tp in m.assignment:
+                owners[(gid, *tp)] = m
+                tps.add(tp)
+        if topics:
+            tps = {tp for tp in tps if tp[0] in topics}
+        wanted[gid] = tps
+    all_tps = sorted(set().union(*wanted.values())) if wanted else []
+    marks = watermarks(admin, all_tps)
+    rows = []
+    for gid in group_ids:
+        for t, p in sorted(wanted[gid]):
+            start, end = marks.get((t, p)) or (-1, -1)
+            cur = committed.get(gid, {}).get((t, p))
+            m = owners.get((gid, t, p))
+            rows.append(
+                {
+                    "group": gid,
+                    "topic": t,
+                    "partition": p,
+                    "committed_offset": -1 if cur is None else cur,
+                    "log_start_offset": start,
+                    "log_end_offset": end,
+                    "lag": lag_of(cur, end) if end >= 0 else None,
+                    "group_state": described[gid].state,
+                    "member_id": m.member_id if m else None,
+                    "client_id": m.client_id if m else None,
+                    "host": m.host if m else None,
+                }
             )
-            response = kp.send(client, request, "fetching committed offsets", node_id=node)
-            for g in response.groups:
-                if g.error_code and g.error_code != 69:
-                    raise KctlError(
-                        f"fetching committed offsets of group {g.group_id!r}",
-                        f"error code {g.error_code}",
-                    )
-                for t in g.topics:
-                    for part in t.partitions:
-                        if not part.error_code and part.committed_offset >= 0:
-                            out[g.group_id][(t.name, part.partition_index)] = part.committed_offset
-    return out
+    return rows
 
 
 def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
-    """(log start, log end) per partition: two ListOffsets rounds, batched per leader."""
+    """(log start, log end) per partition: two ListOffsets rounds, each batched per leader.
+    Partitions that do not exist (a deleted topic a group still has offsets for) are left out."""
     if not tps:
         return {}
     starts = _list_offsets(admin, tps, "earliest")
     ends = _list_offsets(admin, tps, "latest")
-    return {tp: (starts[tp], ends[tp]) for tp in tps}
+    return {tp: (starts[tp], ends[tp]) for tp in tps if tp in starts and tp in ends}
 
 
 def offsets_for_time(admin: Admin, tps: list[TP], ts_ms: int) -> dict[TP, int]:
-    """The first offset at or after ``ts_ms`` per partition (-1 when there is none)."""
+    """The first offset whose timestamp is at or after ``ts_ms`` per partition (-1: none, the
+    reset then goes to the log end as kafka-consumer-groups.sh does)."""
     return _list_offsets(admin, tps, ts_ms)
 
 
+_GONE = {"UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_PARTITION", "_UNKNOWN_TOPIC", "UNKNOWN_TOPIC_ID"}
+
+
 def _list_offsets(admin: Admin, tps: list[TP], spec: str | int) -> dict[TP, int]:
-    from confluent_kafka import TopicPartition
+    import concurrent.futures
+
+    from confluent_kafka import KafkaException, TopicPartition
     from confluent_kafka.admin import OffsetSpec
+
+    from kctl.kafka.client import error_name, translate
 
     if spec == "earliest":
         offset_spec = OffsetSpec.earliest()
@@ -290,12 +519,26 @@ def _list_offsets(admin: Admin, tps: list[TP], spec: str | int) -> dict[TP, int]
         offset_spec = OffsetSpec.latest()
     else:
         offset_spec = OffsetSpec.for_timestamp(int(spec))
+    by_time = spec not in ("earliest", "latest")
     request = {TopicPartition(t, p): offset_spec for t, p in tps}
     futures = admin.client.list_offsets(request, request_timeout=admin.timeout)
     out: dict[TP, int] = {}
     for tp, fut in futures.items():
-        info = admin.result(fut, f"listing offsets of {tp.topic}[{tp.partition}]")
-        out[(tp.topic, tp.partition)] = info.offset
+        what = f"listing offsets of {tp.topic}[{tp.partition}]"
+        try:
+            info = fut.result(timeout=admin.timeout)
+        except KafkaException as exc:
+            if error_name(exc) in _GONE:
+                continue
+            raise translate(exc, what) from exc
+        except concurrent.futures.TimeoutError as exc:
+            raise KctlError(what, f"no answer within {admin.timeout:g}s") from exc
+        offset = info.offset
+        if by_time and getattr(info, "timestamp", 0) < 0:
+            # No record at or after the time. Kafka answers offset -1; some brokers (Tansu)
+            # answer offset 0 with timestamp -1: the timestamp is the reliable sign.
+            offset = -1
+        out[(tp.topic, tp.partition)] = offset
     return out
 
 
@@ -328,40 +571,7 @@ def commit(admin: Admin, group: str, targets: dict[TP, int]) -> None:
 
 
 def delete(admin: Admin, group_ids: list[str]) -> None:
+    """DeleteGroups (librdkafka sends one per coordinator)."""
     futures = admin.client.delete_consumer_groups(group_ids, request_timeout=admin.timeout)
     for gid, fut in futures.items():
         admin.result(fut, f"deleting group {gid!r}")
-
-
-def delete_offsets(admin: Admin, group: str, tps: list[TP]) -> None:
-    """OffsetDelete (Kafka 2.4+) through kafka-python; brokers without it are named."""
-    from kctl.kafka import kp
-    from kctl.kafka.apis import API_KEYS
-    from kctl.local.broker import probe_api_versions
-
-    host, _, port = admin.conn.bootstrap_servers.split(",")[0].rpartition(":")
-    if admin.conn.security_protocol == "PLAINTEXT":
-        try:
-            apis = probe_api_versions(host, int(port), timeout=admin.timeout)
-        except (OSError, ValueError):
-            apis = None
-        if apis is not None and API_KEYS["OffsetDelete"] not in apis:
-            raise UnsupportedByBroker("OffsetDelete", f"deleting offsets of group {group!r}")
-    with kp.admin_client(admin.conn) as client:
-        from kafka.structs import TopicPartition
-
-        try:
-            result = client.delete_consumer_group_offsets(
-                group, [TopicPartition(t, p) for t, p in tps]
-            )
-        except Exception as exc:  # kafka-python raises its own error classes
-            if "OffsetDelete" in type(exc).__name__ or "version" in str(exc).lower():
-                raise UnsupportedByBroker(
-                    "OffsetDelete", f"deleting offsets of group {group!r}"
-                ) from exc
-            raise KctlError(
-                f"deleting offsets of group {group!r}", str(exc) or type(exc).__name__
-            ) from exc
-    for tp, err in (result or {}).items():
-        if err is not None and getattr(err, "errno", 0):
-            raise KctlError(f"deleting the offset of {tp.topic}[{tp.partition}]", str(err))

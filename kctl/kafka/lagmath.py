@@ -15,10 +15,12 @@ TP = tuple[str, int]
 
 
 def lag_of(committed: int | None, log_end: int) -> int | None:
-    """Lag of one partition: log end - committed, never negative; None without a commit."""
+    """Lag of one partition: log end - committed, as DESIGN.md's lag sample defines it (and
+    kafka-consumer-groups.sh shows it); None without a commit. Negative only when the log ends
+    before the commit (a recreated topic, an unclean election): kept visible, not hidden."""
     if committed is None or committed < 0:
         return None
-    return max(0, log_end - committed)
+    return log_end - committed
 
 
 @dataclass(frozen=True)
