@@ -171,6 +171,9 @@ def _register() -> None:
     app.add_typer(perf.app, name="perf")
     app.add_typer(profile.app, name="profile")
     app.add_typer(local.app, name="local")
+    from kctl.commands import analytics
+
+    app.add_typer(analytics.app, name="analytics")
     _one_line_summaries(app)
 
 

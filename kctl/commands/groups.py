@@ -24,23 +24,6 @@ _ALL = typer.Option(False, "--all-groups", help="Every group the cluster lists."
 _YES = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")
 _SCOPE_HELP = "TOPIC or TOPIC:P[,P...] (repeatable)."
 
-# The lag-sample schema of DESIGN.md, in order: the contract with `kctl analytics`.
-SAMPLE_FIELDS = (
-    ("ts_ms", "int64"),
-    ("cluster", "string"),
-    ("group", "string"),
-    ("topic", "string"),
-    ("partition", "int32"),
-    ("committed_offset", "int64"),
-    ("log_start_offset", "int64"),
-    ("log_end_offset", "int64"),
-    ("lag", "int64"),
-    ("group_state", "string"),
-    ("member_id", "string"),
-    ("client_id", "string"),
-    ("host", "string"),
-)
-
 
 def _chosen(
     admin: Admin, groups: list[str] | None, all_groups: bool, *, default_all: bool = False
@@ -57,15 +40,6 @@ def _chosen(
     if not groups:
         raise UsageError("name at least one group, or give --all-groups")
     return list(dict.fromkeys(groups)), None
-
-
-def lag_rows(admin: Admin, group_ids: list[str], topics: list[str] | None = None) -> list[dict]:
-    """Lag-sample rows (DESIGN.md, minus ts_ms and cluster) for ``group_ids``; see
-    :func:`kctl.kafka.groups.lag_samples`."""
-    from kctl.kafka import groups as G
-
-    with G.GroupReader(admin) as reader:
-        return G.lag_samples(admin, reader, group_ids, topics)
 
 
 @app.command("list", epilog=example("kctl groups list", "kctl groups list --state Stable -o json"))
@@ -215,43 +189,6 @@ def describe(
     )  # fmt: skip
 
 
-def record_samples(path: Path, rows: list[dict], cluster: str | None, ts_ms: int) -> int:
-    """Append samples in the lag-sample schema (DESIGN.md). ``.jsonl``: lines appended.
-    ``.parquet``: Parquet files cannot be appended in place, so each call writes the next file
-    part beside the path (``lag.parquet``, ``lag.1.parquet``, ...), one dataset for Spark and
-    pyarrow (read the directory or the glob ``lag*.parquet``). Returns the rows written."""
-    from kctl.errors import KctlError, UsageError
-
-    samples = [{"ts_ms": ts_ms, "cluster": cluster or "", **r} for r in rows]
-    try:
-        if path.suffix == ".parquet":
-            _record_parquet(path, samples)
-        elif path.suffix in (".jsonl", ".json", ".ndjson"):
-            import orjson
-
-            with open(path, "ab") as fh:
-                fh.write(b"".join(orjson.dumps(s) + b"\n" for s in samples))
-        else:
-            raise UsageError(f"--record {path}: unknown file type", "name it .jsonl or .parquet")
-    except OSError as exc:
-        raise KctlError(f"cannot write samples to {path}", exc.strerror) from exc
-    return len(samples)
-
-
-def _record_parquet(path: Path, samples: list[dict]) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in SAMPLE_FIELDS])
-    table = pa.Table.from_pylist(samples, schema=schema)
-    target = path
-    n = 0
-    while target.exists():
-        n += 1
-        target = path.with_name(f"{path.stem}.{n}.parquet")
-    pq.write_table(table, target)
-
-
 def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
     group_totals: dict[str, int] = {}
     topic_totals: dict[tuple[str, str], int] = {}
@@ -315,13 +252,14 @@ def lag(
     from kctl.errors import FindingsError, UsageError
     from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
+    from kctl.lagsamples import check_record_path, record_samples
 
     if watch is not None and watch <= 0:
         raise UsageError("--watch SECONDS must be above 0")
     if watch is not None and fail_above is not None:
         raise UsageError("--fail-above is a one-shot check; it does not combine with --watch")
-    if record is not None and record.suffix not in (".jsonl", ".json", ".ndjson", ".parquet"):
-        raise UsageError(f"--record {record}: unknown file type", "name it .jsonl or .parquet")
+    if record is not None:
+        check_record_path(record)
     admin = Admin()
     cluster_id = admin.metadata().cluster_id
     every = all_groups or not groups

@@ -1,0 +1,121 @@
+"""The whole lag analysis on one SparkSession: read, enrich, summarise, write, plot.
+
+What comes back to the driver is bounded: the rows of the asked level (all groups, or the top
+N), and for a plot at most ``plot_groups`` x ``PLOT_POINTS`` points. Full tables go to
+``--out`` as Parquet, written by the executors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kctl.analytics import burrow
+from kctl.analytics import transforms as T
+from kctl.errors import KctlError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+LEVELS = {"group": T.GROUP_KEYS, "topic": T.TOPIC_KEYS, "partition": T.PARTITION_KEYS}
+PLOT_POINTS = 1000  # per group
+
+
+@dataclass
+class Analysis:
+    level: str
+    rows: list[dict[str, Any]]
+    laggards: list[dict[str, Any]]
+    written: list[str] = field(default_factory=list)
+    plot_points: int = 0
+
+
+def _rows(df: DataFrame) -> list[dict[str, Any]]:
+    return [r.asDict(recursive=True) for r in df.collect()]
+
+
+def _ordered(df: DataFrame, keys: tuple[str, ...]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return df.orderBy(
+        burrow.severity(F.col("status")).desc_nulls_last(),
+        F.col("lag").desc_nulls_last(),
+        *keys,
+    )
+
+
+def analyse(
+    samples: DataFrame,
+    *,
+    window: int = burrow.DEFAULT_WINDOW,
+    level: str = "group",
+    top: int | None = None,
+    laggards: int = 10,
+    out_dir: Path | str | None = None,
+    plot_path: Path | None = None,
+    plot_groups: int = 10,
+    progress: Any = None,
+) -> Analysis:
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    say = progress or (lambda _msg: None)
+    if level not in LEVELS:
+        raise KctlError(f"unknown level {level!r}", "group, topic or partition")
+    if samples.limit(1).count() == 0:
+        raise KctlError("no lag samples in the input", "is it a groups lag --record file?")
+    say("enriching samples (time lag, rates, status)")
+    enriched = T.enrich(samples, window).persist(StorageLevel.MEMORY_AND_DISK)
+    parts = T.partition_summary(enriched).persist(StorageLevel.MEMORY_AND_DISK)
+    group_series = T.series(enriched, T.GROUP_KEYS)
+    tables: dict[str, DataFrame] = {"partitions": parts}
+    if level == "topic" or out_dir is not None:
+        tables["topics"] = T.rollup(T.series(enriched, T.TOPIC_KEYS), parts, T.TOPIC_KEYS)
+    groups = T.rollup(group_series, parts, T.GROUP_KEYS).persist(StorageLevel.MEMORY_AND_DISK)
+    tables["groups"] = groups
+    try:
+        written: list[str] = []
+        if out_dir is not None:
+            base = str(out_dir).rstrip("/")
+            outputs = {
+                **tables,
+                "group_series": group_series,
+                "samples": enriched,
+            }
+            for name, df in outputs.items():
+                say(f"writing {base}/{name}")
+                df.write.mode("overwrite").parquet(f"{base}/{name}")
+                written.append(f"{base}/{name}")
+        say(f"summarising per {level}")
+        table = {"group": groups, "topic": tables.get("topics"), "partition": parts}[level]
+        assert table is not None
+        ordered = _ordered(table, LEVELS[level])
+        rows = _rows(ordered.limit(top) if top else ordered)
+        worst = _rows(T.laggards(parts, laggards)) if laggards else []
+        points = 0
+        if plot_path is not None:
+            from kctl.analytics import plot
+
+            chosen = [
+                r["group"]
+                for r in _rows(
+                    groups.orderBy(F.col("max_lag").desc_nulls_last(), "group")
+                    .select("group")
+                    .limit(plot_groups)
+                )
+            ]
+            span = groups.agg(F.min("first_ts_ms"), F.max("last_ts_ms")).first()
+            bucket = max(1, int(((span[1] or 0) - (span[0] or 0)) / PLOT_POINTS) + 1)
+            say(f"plotting {len(chosen)} group(s) to {plot_path}")
+            pts = _rows(
+                group_series.filter(F.col("group").isin(chosen))
+                .groupBy("group", (F.floor(F.col("ts_ms") / bucket) * bucket).alias("ts_ms"))
+                .agg(F.max("lag").alias("lag"), F.max("time_lag_s").alias("time_lag_s"))
+            )
+            plot.draw(pts, plot_path)
+            points = len(pts)
+        return Analysis(level, rows, worst, written, points)
+    finally:
+        groups.unpersist()
+        parts.unpersist()
+        enriched.unpersist()

@@ -1,0 +1,154 @@
+"""The SparkSession for kctl analytics: ``local[*]`` by default, any ``--master`` and
+``--conf key=value`` passed through; Spark's UI off, its logs quiet (errors only, on stderr),
+progress bars on stderr when stderr is a terminal.
+
+A missing pyspark or Java is one line naming the fix."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from kctl.errors import KctlError, UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+
+_LOG4J2 = """\
+status = error
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = spark: %p %c{{1}}: %m%n%ex
+logger.jetty.name = org.sparkproject.jetty
+logger.jetty.level = error
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = {level}
+"""
+
+
+class SparkUnavailable(KctlError):
+    """pyspark or Java is missing, or the Spark driver did not start."""
+
+
+def parse_conf(items: list[str]) -> dict[str, str]:
+    """``--conf key=value`` items as a dict (later ones win)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--conf {item!r} is not key=value")
+        out[key.strip()] = value
+    return out
+
+
+def _require_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as exc:
+        raise SparkUnavailable("pyspark is not installed", "pip install 'kctl[spark]'") from exc
+
+
+def _require_java() -> None:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.exists(os.path.join(home, "bin", "java")):
+        return
+    if shutil.which("java"):
+        return
+    raise SparkUnavailable(
+        "Java was not found", "install a Java 17 or 21 runtime, or set JAVA_HOME"
+    )
+
+
+def require() -> None:
+    """Fail fast, in one line, when pyspark or Java is missing (before any sampling)."""
+    _require_pyspark()
+    _require_java()
+
+
+def session_conf(master: str, conf: dict[str, str], log_level: str = "ERROR") -> dict[str, str]:
+    """The Spark configuration kctl starts with: our defaults, then the user's ``--conf``."""
+    log4j = os.path.join(tempfile.gettempdir(), f"kctl-spark-log4j2-{log_level.lower()}.properties")
+    with open(log4j, "w", encoding="utf-8") as fh:
+        fh.write(_LOG4J2.format(level=log_level.lower()))
+    ours = {
+        "spark.app.name": "kctl analytics",
+        "spark.master": master,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+    }
+    if master.startswith("local"):
+        # Small machines: AQE coalesces anyway, but 200 tiny tasks per shuffle cost seconds.
+        ours["spark.sql.shuffle.partitions"] = "16"
+    merged = {**ours, **conf}
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        if key in conf:
+            merged[key] = f"{ours[key]} {conf[key]}"
+    return merged
+
+
+def build_session(
+    master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, *, debug: bool = False
+) -> SparkSession:
+    """Start (or join) the SparkSession for this process."""
+    _require_pyspark()
+    _require_java()
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in session_conf(master, conf or {}, "WARN" if debug else "ERROR").items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start or the master refused us
+        first = " ".join(str(exc).strip().splitlines()[:1])[:300]
+        raise SparkUnavailable(f"Spark did not start with --master {master}", first) from exc
+    spark.sparkContext.setLogLevel("WARN" if debug else "ERROR")
+    return spark
+
+
+@contextmanager
+def session(
+    master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, *, debug: bool = False
+) -> Iterator[SparkSession]:
+    """A SparkSession that is stopped at the end; Spark's errors become one kctl line."""
+    spark = build_session(master, conf, debug=debug)
+    try:
+        yield spark
+    except KctlError:
+        raise
+    except Exception as exc:
+        raise spark_error(exc) from exc
+    finally:
+        spark.stop()
+
+
+def spark_error(exc: BaseException) -> KctlError:
+    """A Spark/Py4J exception as one kctl error line."""
+    from kctl.errors import NotFoundError
+
+    text = " ".join(str(exc).strip().split())
+    name = type(exc).__name__
+    if "PATH_NOT_FOUND" in text or "Path does not exist" in text:
+        return NotFoundError("lag samples not found", text[:300])
+    return KctlError(f"the Spark job failed ({name})", text[:300])
+
+
+def cores(spark: Any) -> int:
+    return int(spark.sparkContext.defaultParallelism)

@@ -1,0 +1,273 @@
+"""The lag pipeline as pure DataFrame -> DataFrame functions over lag samples (DESIGN.md).
+
+    samples  - with_time_lag - with_rates - with_partition_status (burrow.py) = enriched
+    enriched - partition_summary                           one row per group/topic/partition
+    enriched - series(keys) - rollup(keys, partitions)     one row per topic, per group
+    partitions - laggards(n)                               the top-N partitions
+
+Nothing here collects to the driver; pyspark is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kctl.analytics import burrow
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+PARTITION_KEYS = burrow.PARTITION_KEYS
+TOPIC_KEYS = ("cluster", "group", "topic")
+GROUP_KEYS = ("cluster", "group")
+TP_KEYS = ("cluster", "topic", "partition")  # a log: its end offset is shared by every group
+P95_ACCURACY = 10_000
+
+
+def with_time_lag(df: DataFrame) -> DataFrame:
+    """Add ``time_lag_s`` (seconds behind) and ``time_lag_extrapolated`` to every sample with
+    a committed offset, the way kafka-lag-exporter estimates it.
+
+    The log-end-offset history of each topic/partition is a lookup table of (offset, time)
+    points. The time at which the log end offset equalled the committed offset C is
+    interpolated between the latest point at or below C and the earliest point above it;
+    time lag = sample time - that time. When C is below every point of the table, the time is
+    extrapolated along the line through the table's first point and the sample's own point
+    (marked ``time_lag_extrapolated``). A sample with lag <= 0 is 0 s behind; without a
+    committed offset, or with nothing to extrapolate from (no production seen), it is null."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    cols = df.columns
+    queries = df.select(
+        *cols,
+        F.col("committed_offset").alias("_o"),
+        F.lit(1).alias("_q"),
+        F.lit(None).cast("bigint").alias("_pts"),
+    )
+    points = df.select(
+        *[
+            F.col(c) if c in TP_KEYS else F.lit(None).cast(df.schema[c].dataType).alias(c)
+            for c in cols
+        ],
+        F.col("log_end_offset").alias("_o"),
+        F.lit(0).alias("_q"),
+        F.col("ts_ms").alias("_pts"),
+    )
+    # Points before queries at the same offset, points of one offset by time. Looking back in
+    # that order, the last point is the latest time the log end offset was <= C. Looking back
+    # in the reverse order, the last point is the earliest time it was > C. (Both frames run
+    # from the partition's start: Spark computes those incrementally, unlike frames running to
+    # its end, which cost O(n^2) per topic/partition.)
+    back = (
+        Window.partitionBy(*TP_KEYS)
+        .orderBy("_o", "_q", "_pts")
+        .rowsBetween(Window.unboundedPreceding, 0)
+    )
+    ahead = (
+        Window.partitionBy(*TP_KEYS)
+        .orderBy(F.col("_o").desc(), F.col("_q").desc(), F.col("_pts").desc())
+        .rowsBetween(Window.unboundedPreceding, 0)
+    )
+    whole = Window.partitionBy(*TP_KEYS)
+    point_o = F.when(F.col("_q") == 0, F.col("_o"))
+    both = (
+        queries.unionByName(points)
+        .withColumn("_l_ts", F.last("_pts", ignorenulls=True).over(back))
+        .withColumn("_l_o", F.last(point_o, ignorenulls=True).over(back))
+        .withColumn("_r_ts", F.last("_pts", ignorenulls=True).over(ahead))
+        .withColumn("_r_o", F.last(point_o, ignorenulls=True).over(ahead))
+        .withColumn("_first", F.min(F.when(F.col("_q") == 0, F.struct("_pts", "_o"))).over(whole))
+        .filter(F.col("_q") == 1)
+    )
+    c = F.col("committed_offset").cast("double")
+    ts = F.col("ts_ms").cast("double")
+    interpolated = F.col("_r_ts") - (F.col("_r_o") - c) * (F.col("_r_ts") - F.col("_l_ts")) / (
+        F.col("_r_o") - F.col("_l_o")
+    )
+    f_ts, f_o = F.col("_first._pts"), F.col("_first._o")
+    leo = F.col("log_end_offset")
+    extrapolated = F.when(
+        (leo > f_o) & (F.col("ts_ms") > f_ts),
+        ts - (leo - c) * (ts - f_ts) / (leo - f_o),
+    )
+    has_commit = F.col("committed_offset") >= 0
+    behind = leo - F.col("committed_offset")
+    left_missing = F.col("_l_ts").isNull()
+    at = F.when(left_missing, extrapolated).otherwise(interpolated)
+    time_lag = (
+        F.when(~has_commit, F.lit(None).cast("double"))
+        .when(behind <= 0, F.lit(0.0))
+        .when(at.isNotNull(), F.greatest((ts - at) / 1000.0, F.lit(0.0)))
+    )
+    return (
+        both.withColumn("time_lag_s", time_lag)
+        .withColumn(
+            "time_lag_extrapolated",
+            F.when(has_commit & (behind > 0) & F.col("time_lag_s").isNotNull(), left_missing).when(
+                has_commit, F.lit(False)
+            ),
+        )
+        .select(*cols, "time_lag_s", "time_lag_extrapolated")
+    )
+
+
+def with_rates(df: DataFrame) -> DataFrame:
+    """Add, from each sample and the one before it of the same group/topic/partition:
+    ``dt_s``, ``produced`` and ``consumed`` (offsets), ``production_rate`` and
+    ``consumption_rate`` (offsets/s). Null on a partition's first sample; ``consumed`` is null
+    unless both samples have a committed offset (negative after a rewind)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    w = Window.partitionBy(*PARTITION_KEYS).orderBy("ts_ms")
+    dt = (F.col("ts_ms") - F.lag("ts_ms").over(w)) / 1000.0
+    prev_c = F.lag("committed_offset").over(w)
+    df = (
+        df.withColumn("dt_s", F.when(dt > 0, dt))
+        .withColumn(
+            "produced",
+            F.when(
+                F.col("dt_s").isNotNull(),
+                F.col("log_end_offset") - F.lag("log_end_offset").over(w),
+            ),
+        )
+        .withColumn(
+            "consumed",
+            F.when(
+                F.col("dt_s").isNotNull() & (F.col("committed_offset") >= 0) & (prev_c >= 0),
+                F.col("committed_offset") - prev_c,
+            ),
+        )
+    )
+    return df.withColumn("production_rate", F.col("produced") / F.col("dt_s")).withColumn(
+        "consumption_rate", F.col("consumed") / F.col("dt_s")
+    )
+
+
+def enrich(samples: DataFrame, window: int = burrow.DEFAULT_WINDOW) -> DataFrame:
+    """Samples with time lag, rates and Burrow status per sample.
+
+    The time-lag step partitions by topic/partition; the later windows by group/topic/partition
+    are satisfied by that partitioning, so Spark shuffles the samples once."""
+    return burrow.with_partition_status(with_rates(with_time_lag(samples)), window)
+
+
+def _slope(x: Column, y: Column) -> Column:
+    """Aggregate: least-squares slope of y over x (null with fewer than two distinct x)."""
+    from pyspark.sql import functions as F
+
+    return F.covar_pop(x, y) / F.when(F.var_pop(x) > 0, F.var_pop(x))
+
+
+def _catch_up(lag: Column, consumption: Column, production: Column) -> Column:
+    """Seconds to reach lag 0 at the net rate consumption - production; 0 when caught up,
+    null when the net rate does not shrink the lag."""
+    from pyspark.sql import functions as F
+
+    net = consumption - production
+    return F.when(lag <= 0, F.lit(0.0)).when(net > 0, lag / net)
+
+
+def partition_summary(enriched: DataFrame) -> DataFrame:
+    """One row per group/topic/partition over the sampled window."""
+    from pyspark.sql import functions as F
+
+    ts = F.col("ts_ms")
+    lag = F.col("lag")
+    out = enriched.groupBy(*PARTITION_KEYS).agg(
+        F.count(F.lit(1)).alias("samples"),
+        F.min(ts).alias("first_ts_ms"),
+        F.max(ts).alias("last_ts_ms"),
+        F.max_by("committed_offset", ts).alias("committed_offset"),
+        F.max_by("log_end_offset", ts).alias("log_end_offset"),
+        F.max_by(lag, ts).alias("lag"),
+        F.max(lag).alias("max_lag"),
+        F.avg(lag).alias("mean_lag"),
+        F.percentile_approx(lag, 0.95, P95_ACCURACY).alias("p95_lag"),
+        F.max_by("time_lag_s", ts).alias("time_lag_s"),
+        F.max_by("time_lag_extrapolated", ts).alias("time_lag_extrapolated"),
+        F.max("time_lag_s").alias("max_time_lag_s"),
+        (F.sum("produced") / F.sum(F.when(F.col("produced").isNotNull(), F.col("dt_s")))).alias(
+            "production_rate"
+        ),
+        (F.sum("consumed") / F.sum(F.when(F.col("consumed").isNotNull(), F.col("dt_s")))).alias(
+            "consumption_rate"
+        ),
+        _slope(ts / 1000.0, lag).alias("lag_trend"),
+        F.max_by("status", ts).alias("status"),
+        F.max_by("window_complete", ts).alias("window_complete"),
+        F.max_by("group_state", ts).alias("group_state"),
+        F.max_by("client_id", ts).alias("client_id"),
+        F.max_by("host", ts).alias("host"),
+    )
+    return out.withColumn(
+        "catch_up_s", _catch_up(F.col("lag"), F.col("consumption_rate"), F.col("production_rate"))
+    )
+
+
+def series(enriched: DataFrame, keys: tuple[str, ...]) -> DataFrame:
+    """Lag over time at a coarser level (``TOPIC_KEYS`` or ``GROUP_KEYS``): per key and sample
+    time the summed lag, the largest time lag and the worst status (Burrow's group rule at the
+    group level)."""
+    from pyspark.sql import functions as F
+
+    status = (
+        burrow.group_status(F.col("status"))
+        if keys == GROUP_KEYS
+        else burrow.worst_status(F.col("status"))
+    )
+    return enriched.groupBy(*keys, "ts_ms").agg(
+        F.sum("lag").alias("lag"),
+        F.max("time_lag_s").alias("time_lag_s"),
+        F.max_by("time_lag_extrapolated", F.col("time_lag_s")).alias("time_lag_extrapolated"),
+        status.alias("status"),
+        F.count(F.lit(1)).alias("partitions"),
+    )
+
+
+def rollup(series_df: DataFrame, partitions: DataFrame, keys: tuple[str, ...]) -> DataFrame:
+    """One row per topic (``TOPIC_KEYS``) or per group (``GROUP_KEYS``) over the window: lag
+    statistics of the summed series, summed rates, the largest current time lag, status
+    (worst partition; Burrow's group rule for groups), trend and time to catch up."""
+    from pyspark.sql import functions as F
+
+    ts = F.col("ts_ms")
+    lag = F.col("lag")
+    stats = series_df.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("samples"),
+        F.min(ts).alias("first_ts_ms"),
+        F.max(ts).alias("last_ts_ms"),
+        F.max_by(lag, ts).alias("lag"),
+        F.max(lag).alias("max_lag"),
+        F.avg(lag).alias("mean_lag"),
+        F.percentile_approx(lag, 0.95, P95_ACCURACY).alias("p95_lag"),
+        F.max("time_lag_s").alias("max_time_lag_s"),
+        _slope(ts / 1000.0, lag).alias("lag_trend"),
+    )
+    status = (
+        burrow.group_status(F.col("status"))
+        if keys == GROUP_KEYS
+        else burrow.worst_status(F.col("status"))
+    )
+    parts = partitions.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("partitions"),
+        status.alias("status"),
+        F.max("time_lag_s").alias("time_lag_s"),
+        F.max_by("time_lag_extrapolated", F.col("time_lag_s")).alias("time_lag_extrapolated"),
+        F.sum("production_rate").alias("production_rate"),
+        F.sum("consumption_rate").alias("consumption_rate"),
+    )
+    out = stats.join(parts, list(keys), "inner")
+    return out.withColumn(
+        "catch_up_s", _catch_up(F.col("lag"), F.col("consumption_rate"), F.col("production_rate"))
+    )
+
+
+def laggards(partitions: DataFrame, n: int) -> DataFrame:
+    """The ``n`` group/topic/partitions with the largest current lag (ties: larger time lag)."""
+    from pyspark.sql import functions as F
+
+    return partitions.orderBy(
+        F.col("lag").desc_nulls_last(), F.col("time_lag_s").desc_nulls_last(), *PARTITION_KEYS
+    ).limit(n)
