@@ -311,3 +311,36 @@ def release(buf: Any, start: int, end: int) -> int:
         with suppress(OSError, ValueError):
             buf.madvise(mmap.MADV_DONTNEED, start, end - start)
     return end
+
+
+class OffsetGaps:
+    """DumpLogSegments' deep-iteration check: a record whose offset is not the previous record's
+    plus one. Normal in compacted topics, so reported on stderr as Kafka does, not a problem.
+    Keeps the first :attr:`LIMIT` pairs and counts the rest."""
+
+    LIMIT = 100
+
+    def __init__(self) -> None:
+        self.last = -1
+        self.pairs: list[tuple[int, int]] = []
+        self.count = 0
+
+    def check(self, offsets: list[int]) -> None:
+        import itertools
+
+        if not offsets:
+            return
+        first = offsets[0]
+        if self.last != -1 and first != self.last + 1:
+            self._add(self.last, first)
+        n = len(offsets)
+        if offsets[-1] - first != n - 1 or offsets != list(range(first, first + n)):
+            for a, b in itertools.pairwise(offsets):
+                if b != a + 1:
+                    self._add(a, b)
+        self.last = offsets[-1]
+
+    def _add(self, a: int, b: int) -> None:
+        self.count += 1
+        if len(self.pairs) < self.LIMIT:
+            self.pairs.append((a, b))

@@ -1,0 +1,434 @@
+"""Rendering of ``kctl dump-segment``: DumpLogSegments' text lines (default and ``-o plain``),
+streamed ``-o json``/``jsonl`` documents, and the collected ``table``/``csv``/``yaml`` output.
+
+The command decodes (through :mod:`kctl.logfmt` and :mod:`kctl.forensics`) and hands batches,
+record tuples, index entries, snapshots and summaries to one :class:`DumpWriter`; nothing else
+in the dump path writes to stdout. Problems go to stderr (and, in the structured formats, into
+the stream as objects).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import IO, Any
+
+from kctl.formatters import to_json
+
+TEXT_FORMATS = (None, "plain")
+
+BATCH_COLUMNS = (
+    "position",
+    "base_offset",
+    "last_offset",
+    "count",
+    "producer_id",
+    "is_transactional",
+    "is_control",
+    "max_timestamp",
+    "size",
+    "codec",
+    "is_valid",
+)
+
+# (key, value) -> {"key": ..., "value": ...}; raises ValueError (DecodeError) on bad bytes.
+PayloadDecoder = Callable[[bytes | None, bytes | None], dict[str, Any]]
+# (key, value) of a control record -> its meaning; raises ValueError on bad bytes.
+ControlDecoder = Callable[[bytes | None, bytes | None], dict[str, Any]]
+
+
+def note(text: str) -> None:
+    """A line for people: stderr, flushed."""
+    import sys
+
+    sys.stderr.write(text.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def fmt_bytes(data: bytes | None, how: str) -> str | None:
+    """A key, value or header value as --key-format/--value-format say."""
+    if data is None:
+        return None
+    if how == "hex":
+        return data.hex()
+    if how == "base64":
+        return base64.b64encode(data).decode()
+    return data.decode("utf-8", "replace")
+
+
+def text_value(v: Any) -> str:
+    """A scalar as DumpLogSegments-style text (true/false, none, [a,b])."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "none"
+    if isinstance(v, list):
+        return "[" + ",".join(str(x) for x in v) + "]"
+    return str(v)
+
+
+def batch_text(b: Any) -> str:
+    """DumpLogSegments' line for one batch (magic 2) or top-level message (magic 0/1)."""
+    if b.magic >= 2:
+        horizon = (
+            "OptionalLong.empty"
+            if b.delete_horizon_ms is None
+            else f"OptionalLong[{b.delete_horizon_ms}]"
+        )
+        head = (
+            f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.count} "
+            f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
+            f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
+            f"partitionLeaderEpoch: {b.partition_leader_epoch} "
+            f"isTransactional: {'true' if b.is_transactional else 'false'} "
+            f"isControl: {'true' if b.is_control else 'false'} deleteHorizonMs: {horizon}"
+        )
+    else:
+        head = f"offset: {b.last_offset}"
+    return (
+        f"{head} position: {b.position} {b.timestamp_type}: {b.max_timestamp} size: {b.size} "
+        f"magic: {b.magic} compresscodec: {b.codec} crc: {b.crc} "
+        f"isvalid: {'true' if b.is_valid else 'false'}"
+    )
+
+
+def batch_doc(file: str, b: Any) -> dict[str, Any]:
+    """The -o json/jsonl object of one batch (without records)."""
+    return {
+        "file": file,
+        "position": b.position,
+        "base_offset": b.base_offset,
+        "last_offset": b.last_offset,
+        "count": b.count,
+        "base_sequence": b.base_sequence,
+        "last_sequence": b.last_sequence,
+        "producer_id": b.producer_id,
+        "producer_epoch": b.producer_epoch,
+        "partition_leader_epoch": b.partition_leader_epoch,
+        "is_transactional": b.is_transactional,
+        "is_control": b.is_control,
+        "delete_horizon_ms": b.delete_horizon_ms,
+        "timestamp_type": b.timestamp_type,
+        "first_timestamp": b.first_timestamp,
+        "max_timestamp": b.max_timestamp,
+        "size": b.size,
+        "magic": b.magic,
+        "codec": b.codec,
+        "crc": b.crc,
+        "is_valid": b.is_valid,
+    }
+
+
+def _asdict(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in obj.__slots__}
+
+
+class DumpWriter:
+    """One run's output: the format, the stream, what to show of records, and the problems
+    found so far (each one also a line on stderr)."""
+
+    def __init__(
+        self,
+        fmt: str | None,
+        out: IO[str],
+        *,
+        data: bool = False,
+        skip_meta: bool = False,
+        key_format: str = "text",
+        value_format: str = "text",
+        payload: PayloadDecoder | None = None,
+        control: ControlDecoder | None = None,
+    ) -> None:
+        self.fmt = fmt
+        self.out = out
+        self.text = fmt in TEXT_FORMATS
+        self.data = data
+        self.skip_meta = skip_meta
+        self.key_format = key_format
+        self.value_format = value_format
+        self.payload = payload
+        self.control = control
+        self.problems = 0
+        self.first = True  # for the streamed -o json array
+        self.collected: list[dict[str, Any]] = []
+
+    # -- the stream --------------------------------------------------------------------------
+    def obj(self, doc: dict[str, Any]) -> None:
+        if self.fmt == "jsonl":
+            self.out.write(to_json(doc, indent=False) + "\n")
+        elif self.fmt == "json":
+            self.out.write(("[\n" if self.first else ",\n") + to_json(doc, indent=False))
+            self.first = False
+        else:
+            self.collected.append(doc)
+
+    def raw(self, text: str) -> None:
+        """One document already serialised (the fast path); -o json/jsonl only."""
+        if self.fmt == "jsonl":
+            self.out.write(text + "\n")
+        else:
+            self.out.write(("[\n" if self.first else ",\n") + text)
+            self.first = False
+
+    def line(self, text: str) -> None:
+        self.out.write(text + "\n")
+
+    def problem(self, file: Any, p: Any) -> None:
+        """``p`` is a :class:`kctl.logfmt.batch.Problem` found in ``file``."""
+        self.problems += 1
+        where = f"byte {p.position}"
+        resumed = "" if p.resumed_at is None else f", resumed at byte {p.resumed_at}"
+        note(f"kctl: {file}: {where}: {p.kind}: {p.reason}{resumed}")
+        if not self.text:
+            self.obj(
+                {
+                    "file": str(file),
+                    "problem": p.kind,
+                    "position": p.position,
+                    "reason": p.reason,
+                    "resumed_at": p.resumed_at,
+                }
+            )
+
+    def finish(self) -> None:
+        """Close the -o json array, or render what table/csv/yaml collected."""
+        if self.fmt == "json":
+            self.out.write("[]\n" if self.first else "\n]\n")
+        elif not self.text and self.fmt != "jsonl":
+            self._emit_collected()
+
+    def _emit_collected(self) -> None:
+        from kctl.formatters import Output, cols, emit
+
+        rows = self.collected
+        keys: list[str] = []
+        for row in rows:
+            for k in row:
+                if k not in keys and k != "file" and not isinstance(row[k], list | dict):
+                    keys.append(k)
+        if "base_offset" in keys:  # batches: the columns that fit a terminal
+            keys = [k for k in BATCH_COLUMNS if k in keys] + [k for k in keys if k == "problem"]
+        emit(Output(rows, cols(*keys), doc=rows), self.out)
+
+    # -- files -------------------------------------------------------------------------------
+    def file_start(self, path: Any) -> None:
+        if self.text:
+            self.line(f"Dumping {path}")
+
+    def log_start(self, kind: str, base_offset: int, snapshot: tuple[int, int] | None) -> None:
+        """The line after ``Dumping``: a segment's base offset, or which KRaft snapshot."""
+        if not self.text:
+            return
+        if kind == "log":
+            self.line(f"Log starting offset: {base_offset}")
+        elif snapshot is None:
+            self.line("KRaft bootstrap snapshot")
+        else:
+            self.line(f"Snapshot end offset: {snapshot[0]}, epoch: {snapshot[1]}")
+
+    def partition(self, summary: Any) -> None:
+        """One partition directory's summary (:class:`kctl.forensics.PartitionSummary`)."""
+        if self.text:
+            r = summary.row()
+            self.line(" ".join(f"{k}: {text_value(v)}" for k, v in r.items()))
+        else:
+            self.obj(summary.document())
+
+    def offset_gaps(self, path: Any, pairs: list[tuple[int, int]], count: int) -> None:
+        """DumpLogSegments' non-consecutive offsets report (stderr; information, not a
+        problem)."""
+        if not count:
+            return
+        note(f"Non-consecutive offsets in {path}")
+        for a, b in pairs:
+            note(f"  {a} is followed by {b}")
+        if count > len(pairs):
+            note(f"  ... and {count - len(pairs)} more")
+
+    # -- batches and records -----------------------------------------------------------------
+    def batch(self, file: str, b: Any) -> None:
+        if self.text:
+            self.line(batch_text(b))
+        else:
+            self.obj(batch_doc(file, b))
+
+    def batch_with_records_json(self, file: str, b: Any, records: str) -> None:
+        """A batch whose records the fast path already wrote as JSON (``{..},{..}``)."""
+        self.raw(to_json(batch_doc(file, b), indent=False)[:-1] + ',"records":[' + records + "]}")
+
+    def _record_problem(self, path: Any, b: Any, offset: int, exc: Exception) -> None:
+        from kctl.logfmt.batch import Problem
+
+        self.problem(
+            path,
+            Problem(b.position, "records", f"record at offset {offset}: {exc}", b.next_position),
+        )
+
+    def _control_info(self, data: Any, r: tuple[Any, ...]) -> dict[str, Any]:
+        kp, kl, vp, vl = r[2], r[3], r[4], r[5]
+        key = None if kl < 0 else bytes(data[kp : kp + kl])
+        value = None if vl < 0 else bytes(data[vp : vp + vl])
+        assert self.control is not None
+        return self.control(key, value)
+
+    def records(self, path: Any, b: Any, data: Any, rows: list[tuple[Any, ...]]) -> None:
+        """A batch and its records: ``rows`` are :func:`kctl.logfmt.batch.decode_records`
+        tuples whose positions index ``data``."""
+        if self.text:
+            self._records_text(path, b, data, rows)
+        else:
+            self._records_json(path, b, data, rows)
+
+    def _records_text(self, path: Any, b: Any, data: Any, rows: list[tuple[Any, ...]]) -> None:
+        out: list[str] = [batch_text(b)]
+        ts_type = b.timestamp_type
+        v2 = b.magic >= 2
+        for r in rows:
+            offset, ts, kp, kl, vp, vl, headers, seq = r[:8]
+            parts = ["|"]
+            if not self.skip_meta:
+                parts.append(f"offset: {offset} {ts_type}: {ts} keySize: {kl} valueSize: {vl}")
+                if v2:
+                    parts.append(f"sequence: {seq} headerKeys: [{','.join(h[0] for h in headers)}]")
+                else:
+                    parts.append(f"isValid: {'true' if r[10] else 'false'} crc: {r[9]}")
+                if b.is_control:
+                    try:
+                        c = self._control_info(data, r)
+                        if "coordinator_epoch" in c:
+                            parts.append(
+                                f"endTxnMarker: {c['type']} "
+                                f"coordinatorEpoch: {c['coordinator_epoch']}"
+                            )
+                        else:
+                            parts.append(f"{c['type']} {to_json(c.get('data'), indent=False)}")
+                    except ValueError as exc:
+                        self._record_problem(path, b, offset, exc)
+            if self.data and not b.is_control:
+                key = None if kl < 0 else bytes(data[kp : kp + kl])
+                value = None if vl < 0 else bytes(data[vp : vp + vl])
+                if self.payload:
+                    try:
+                        d = self.payload(key, value)
+                        if d["key"] is not None:
+                            parts.append("key: " + to_json(d["key"], indent=False))
+                        parts.append("payload: " + to_json(d["value"], indent=False))
+                    except ValueError as exc:
+                        self._record_problem(path, b, offset, exc)
+                else:
+                    if key is not None:
+                        parts.append(f"key: {fmt_bytes(key, self.key_format)}")
+                    if value is not None:
+                        parts.append(f"payload: {fmt_bytes(value, self.value_format)}")
+            out.append(" ".join(parts))
+        self.out.write("\n".join(out) + "\n")
+
+    def _records_json(self, path: Any, b: Any, data: Any, rows: list[tuple[Any, ...]]) -> None:
+        doc = batch_doc(str(path), b)
+        recs = []
+        v2 = b.magic >= 2
+        for r in rows:
+            offset, ts, kp, kl, vp, vl, headers, seq = r[:8]
+            rec: dict[str, Any] = {}
+            if not self.skip_meta:
+                rec = {
+                    "offset": offset,
+                    "timestamp": ts,
+                    "key_size": kl,
+                    "value_size": vl,
+                    "sequence": seq,
+                    "header_keys": [h[0] for h in headers],
+                }
+                if not v2:
+                    rec["crc"] = r[9]
+                    rec["is_valid"] = r[10]
+                if b.is_control:
+                    try:
+                        rec["control"] = self._control_info(data, r)
+                    except ValueError as exc:
+                        self._record_problem(path, b, offset, exc)
+            if self.data and not b.is_control:
+                key = None if kl < 0 else bytes(data[kp : kp + kl])
+                value = None if vl < 0 else bytes(data[vp : vp + vl])
+                if self.payload:
+                    try:
+                        d = self.payload(key, value)
+                        rec["key"], rec["payload"] = d["key"], d["value"]
+                    except ValueError as exc:
+                        self._record_problem(path, b, offset, exc)
+                else:
+                    rec["key"] = fmt_bytes(key, self.key_format)
+                    rec["payload"] = fmt_bytes(value, self.value_format)
+                    if headers:
+                        rec["headers"] = {k: fmt_bytes(v, self.value_format) for k, v in headers}
+            recs.append(rec)
+        doc["records"] = recs
+        self.obj(doc)
+
+    # -- indexes, snapshots, checkpoints -----------------------------------------------------
+    def index_sanity_passed(self, path: Any) -> None:
+        if self.text:
+            self.line(f"{path} passed sanity check.")
+        else:
+            self.obj({"file": str(path), "sanity_check": "passed"})
+
+    def index_empty(self, path: Any) -> None:
+        if self.text:
+            self.line(f"{path} is empty.")
+
+    def offset_index_entry(self, path: Any, e: Any) -> None:
+        if self.text:
+            self.line(f"offset: {e.offset} position: {e.position}")
+        else:
+            self.obj({"file": str(path), "offset": e.offset, "position": e.position})
+
+    def time_index_entry(self, path: Any, e: Any) -> None:
+        if self.text:
+            self.line(f"timestamp: {e.timestamp} offset: {e.offset}")
+        else:
+            self.obj({"file": str(path), "timestamp": e.timestamp, "offset": e.offset})
+
+    def aborted_txn(self, file: str, t: Any) -> None:
+        if self.text:
+            self.line(
+                f"version: {t.version} producerId: {t.producer_id} "
+                f"firstOffset: {t.first_offset} lastOffset: {t.last_offset} "
+                f"lastStableOffset: {t.last_stable_offset}"
+            )
+        else:
+            self.obj({"file": file, **_asdict(t)})
+
+    def producer_entry(self, file: str, snap: Any, e: Any) -> None:
+        if self.text:
+            self.line(
+                f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} "
+                f"coordinatorEpoch: {e.coordinator_epoch} "
+                f"currentTxnFirstOffset: {e.current_txn_first_offset} "
+                f"lastTimestamp: {e.timestamp} firstSequence: {e.first_sequence} "
+                f"lastSequence: {e.last_sequence} lastOffset: {e.last_offset} "
+                f"offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
+            )
+        else:
+            self.obj(
+                {
+                    "file": file,
+                    "snapshot_version": snap.version,
+                    "crc": snap.crc,
+                    "crc_valid": snap.crc_valid,
+                    **_asdict(e),
+                    "first_sequence": e.first_sequence,
+                }
+            )
+
+    def small_document(self, file: str, kind: str, doc: dict[str, Any]) -> None:
+        """A checkpoint, properties or quorum-state file, decoded into ``doc``."""
+        if self.text:
+            if "entries" in doc:
+                self.line(f"version: {doc['version']} entries: {len(doc['entries'])}")
+                for e in doc["entries"]:
+                    self.line(" ".join(f"{k}: {v}" for k, v in e.items()))
+            else:
+                for k, v in doc.items():
+                    self.line(f"{k}: {text_value(v) if not isinstance(v, dict | list) else v}")
+        else:
+            self.obj({"file": file, "type": kind, **doc})
