@@ -241,20 +241,39 @@ def test_partition_out_of_range_is_rejected_before_sending(kctl, new_topic):
     assert r.code == 1 and "partition 9" in r.stderr
 
 
-def test_malformed_json_line_names_its_line_number(kctl, new_topic, bootstrap):
+def test_malformed_json_line_flushes_what_came_before_then_names_its_line(
+    kctl, new_topic, bootstrap
+):
     topic = new_topic(partitions=1)
-    text = '{"value": "ok"}\n\n{"value": broken}\n{"value": "never"}\n'
+    good = [json.dumps({"value": f"r{i}"}) for i in range(100_000)]  # more than one read chunk
+    text = "\n".join(good[:50]) + "\n\n" + "\n".join(good[50:]) + '\n{"value": broken}\n'
+    text += '{"value": "never"}\n'
     r = kctl("produce", topic, "--format", "jsonl", input=text)
-    assert r.code == 2
-    assert r.stderr.startswith("kctl: error: malformed JSON line 3 (")
-    assert len(r.stderr.strip().splitlines()) == 1
-    assert [m.value() for m in read_all(bootstrap, topic)] == [b"ok"]
+    assert r.code == 2, r
+    summary, error = r.stderr.strip().splitlines()  # the summary first, then the error
+    assert summary.startswith("delivered 100000, failed 0, "), r
+    assert error.startswith("kctl: error: malformed JSON line 100002 ("), r
+    values = [m.value() for m in read_all(bootstrap, topic)]
+    assert len(values) == summary_counts(r.stderr)[0]
+    assert values == [f"r{i}".encode() for i in range(100_000)]
+
+
+def test_malformed_json_line_aborts_a_transaction_after_the_summary(kctl, new_topic):
+    topic = new_topic(partitions=1)
+    text = '{"value": "a"}\n{"value": "b"}\nnot json\n'
+    r = kctl("produce", topic, "--format", "jsonl", "--transactional-id", unique("tx"), input=text)
+    assert r.code == 2, r
+    summary, error = r.stderr.strip().splitlines()
+    assert summary.endswith("transaction aborted"), r
+    assert summary_counts(r.stderr) == (0, 2)
+    assert error.startswith("kctl: error: malformed JSON line 3 ("), r
 
 
 def test_bad_base64_in_json_line_is_reported(kctl, new_topic):
     topic = new_topic(partitions=1)
     r = kctl("produce", topic, "--format", "jsonl", input='{"value": "@@", "encoding": "base64"}')
     assert r.code == 2 and "malformed JSON line 1 (value is not valid base64)" in r.stderr
+    assert r.stderr.count("\n") == 1  # nothing was sent: no summary, one line
 
 
 def test_unreadable_file_is_one_line_error(kctl, new_topic, tmp_path):

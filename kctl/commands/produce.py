@@ -196,6 +196,8 @@ def produce(
     if summary.interrupted:
         line += " (interrupted: input not read to the end)"
     note(line)
+    if summary.error is not None:  # bad input stopped reading; what came before was flushed
+        raise summary.error
     if summary.failed or summary.aborted:
         from kctl.errors import KctlError
 

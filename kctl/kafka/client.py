@@ -61,12 +61,19 @@ def _api_in(text: str) -> str | None:
 class Admin:
     """An AdminClient bound to this invocation's connection and timeout."""
 
-    def __init__(self, conn: Connection | None = None) -> None:
+    def __init__(
+        self, conn: Connection | None = None, client: Any = None, log: ErrorLog | None = None
+    ) -> None:
+        """``client``/``log``: an existing client (e.g. a producer) and its error log, for its
+        metadata with the same fail-fast handling, without a second connection."""
+        self.conn = conn or resolve()
+        self.log = log or ErrorLog()
+        if client is not None:
+            self.client = client
+            return
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
-        self.conn = conn or resolve()
-        self.log = ErrorLog()
         try:
             self.client = AdminClient(librdkafka_config(self.conn, error_cb=self.log))
         except (KafkaException, ValueError, TypeError) as exc:

@@ -140,6 +140,9 @@ class ProduceSummary:
     first_error: str | None = None
     interrupted: bool = False
     aborted: bool = False
+    # Bad input that stopped reading (malformed JSON line, partition out of range): what was
+    # handed to the client before it is still flushed and counted; the caller reports this last.
+    error: KctlError | None = None
 
     @property
     def rate(self) -> float:
@@ -215,11 +218,10 @@ def produce(
     progress: Callable[[int], None] | None = None,
 ) -> ProduceSummary:
     """Send every line of every source (or the one ``single`` record); never loses what was
-    handed to the client: a signal stops reading, then everything in flight is flushed."""
+    handed to the client: a signal or bad input stops reading, then everything in flight is
+    flushed and counted (bad input is returned in ``summary.error``, not raised)."""
     from confluent_kafka import KafkaException
 
-    admin = Admin(conn)
-    partitions = check_topic(admin, opts.topic, opts.partition)
     summary = ProduceSummary()
     failures: list[Any] = []
 
@@ -227,8 +229,12 @@ def produce(
         if err is not None:
             failures.append(err)
 
+    # The producer first: its connection, and its producer id, are under way while we check
+    # the topic through its own metadata (no second client, no second connection).
     producer, log = make_producer(conn, on_delivery=on_error, **producer_config(opts))
     txn = bool(opts.transactional_id)
+    nudge = _PidNudge(producer, opts.topic) if opts.idempotence and not txn else None
+    partitions = check_topic(Admin(conn, producer, log), opts.topic, opts.partition)
     started = time.monotonic()
     tally = [0, 0]  # records handed to the client, their bytes
     with _Signals() as sig:
@@ -239,18 +245,57 @@ def produce(
                     producer.begin_transaction()
                 except KafkaException as exc:
                     raise translate(exc, "starting the transaction") from exc
-            _send_all(producer, opts, partitions, sources, single, sig, progress, failures, tally)
+            _send_all(
+                producer, opts, partitions, sources, single, sig, progress, failures, tally, nudge
+            )
         except _Stop:
             pass
+        except KctlError as exc:
+            if not tally[0] and not txn:
+                raise  # nothing was sent: a plain one-line error
+            summary.error = exc
         except BaseException:
-            _finish(producer, log, summary, failures, tally[0], conn, txn, commit=False)
+            _finish(producer, log, summary, failures, tally[0], conn, txn, False, nudge)
             summary.seconds = time.monotonic() - started
             raise
         summary.interrupted = sig.stopped
-        _finish(producer, log, summary, failures, tally[0], conn, txn, commit=not sig.stopped)
+        commit = not sig.stopped and summary.error is None
+        if txn and summary.error is not None:
+            summary.first_error = summary.error.line()
+        _finish(producer, log, summary, failures, tally[0], conn, txn, commit, nudge)
     summary.seconds = time.monotonic() - started
     summary.bytes = tally[1]
     return summary
+
+
+class _PidNudge:
+    """librdkafka's idempotent producer asks for its producer id (InitProducerId) as it starts,
+    before it has connected to a broker learned from the bootstrap metadata, finds none, and
+    retries only after a fixed 500 ms; nothing is sent until then. A metadata response makes it
+    retry at once, so for the first moments we ask for the topic's metadata now and then,
+    without waiting for the answer (a timed-out request is still answered and handled)."""
+
+    WINDOW = 0.6  # s; librdkafka's own retry has fired by then
+    EVERY = 0.02  # s
+
+    def __init__(self, producer: Any, topic: str) -> None:
+        self.producer = producer
+        self.topic = topic
+        self.until = time.monotonic() + self.WINDOW
+        self.next = 0.0
+
+    def __call__(self) -> bool:
+        """Nudge if it is time; False once the window is over."""
+        now = time.monotonic()
+        if now >= self.until:
+            return False
+        if now >= self.next:
+            from confluent_kafka import KafkaException
+
+            self.next = now + self.EVERY
+            with contextlib.suppress(KafkaException):
+                self.producer.list_topics(self.topic, timeout=0.0001)
+        return True
 
 
 def _finish(
@@ -262,12 +307,16 @@ def _finish(
     conn: Connection,
     txn: bool,
     commit: bool,
+    nudge: _PidNudge | None = None,
 ) -> None:
     """Flush (bounded), then count: delivered = handed over - failed - still queued."""
     from confluent_kafka import KafkaException
 
     deadline = time.monotonic() + max(30.0, conn.timeout * 2)
-    remaining = producer.flush(1.0)
+    remaining = len(producer)
+    while remaining and nudge is not None and nudge():
+        remaining = producer.flush(_PidNudge.EVERY)
+    remaining = producer.flush(1.0) if remaining else 0
     while remaining and time.monotonic() < deadline:
         remaining = producer.flush(1.0)
     failed = len(failures) + remaining
@@ -304,6 +353,7 @@ def _send_all(
     progress: Callable[[int], None] | None,
     failures: list[Any],
     tally: list[int],
+    nudge: _PidNudge | None = None,
 ) -> None:
     """Hand every record to the producer; ``tally`` is kept exact even when this raises."""
     from confluent_kafka import KafkaException
@@ -449,6 +499,8 @@ def _send_all(
             finally:
                 tally[0], tally[1] = sent, nbytes
             poll(0)
+            if nudge is not None and not nudge():
+                nudge = None
             if sig.stopped:
                 return
     return
