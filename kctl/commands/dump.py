@@ -247,66 +247,195 @@ def _scan_log(
     lo: int | None,
     hi: int | None,
 ) -> None:
+    """Every batch of the segment in ``buf`` (its memory map) to ``out``. Stretches of valid
+    magic-2 batches are read in chunks (:func:`_stretch`) when the output allows; anything
+    else (other magics, problems, --offsets, deep text) goes through :func:`B.scan`, which
+    reports problems and resyncs; each hands over to the other where it stops."""
     from kctl import forensics
+    from kctl.logfmt import batch as B
+
+    end = min(len(buf), opts.max_bytes) if opts.max_bytes else len(buf)
+    mv = memoryview(buf) if len(buf) else buf
+    chunked = lo is None and (fast or not opts.deep)
+    reader = forensics.ChunkReader(path) if chunked and end else None
+    pos = 0
+    magic: int | None = None  # of the last batch read, for B.scan's resync
+    released = 0
+    try:
+        while pos < end:
+            if reader is not None:
+                pos, n = _stretch(out, opts, path, reader, mv, pos, end, fast, gaps)
+                if n:
+                    magic = 2
+                if pos >= end or (out.problems and opts.strict):
+                    return
+            for item in B.scan(
+                buf,
+                pos,
+                end,
+                resync=not opts.strict,
+                stop_at_partial=bool(opts.max_bytes),
+                seen_magic=magic,
+            ):
+                if isinstance(item, B.Problem):
+                    out.problem(path, item)
+                    if opts.strict:
+                        return
+                    if item.resumed_at is None:
+                        pos = end
+                    continue
+                b = item
+                magic = b.magic
+                pos = b.next_position
+                if b.position - released >= _RELEASE_STEP:  # keep memory flat in file size
+                    released = forensics.release(buf, released, b.position)
+                if lo is not None and (b.last_offset < lo or b.base_offset > hi):
+                    continue
+                if _one_batch(out, opts, path, mv, b, fast, gaps, lo, hi):
+                    return
+                if reader is not None and b.is_valid and b.magic == 2:
+                    break  # back to the chunked reader
+            else:
+                return
+    finally:
+        if reader is not None:
+            reader.close()
+        if mv is not buf:
+            mv.release()
+
+
+def _stretch(
+    out: DumpWriter,
+    opts: _Options,
+    path: Path,
+    reader: Any,
+    mv: Any,
+    pos: int,
+    end: int,
+    fast: bool,
+    gaps: Any,
+) -> tuple[int, int]:
+    """The valid magic-2 batches from ``pos`` on, read in chunks: batch level straight to text
+    lines (or batch objects), or deep through the fast JSON path. Returns (the position of the
+    first thing it leaves to B.scan, or ``end``; how many batches it wrote)."""
+    from kctl.logfmt import batch as B
+
+    file = str(path)
+    chunk = reader.CHUNK
+    done = 0
+    text = out.text
+    while pos < end:
+        data = reader.read(pos, min(chunk, end - pos))
+        heads, stop, cut = B.v2_headers(data, 0, len(data))
+        if heads:
+            done += len(heads)
+            if opts.deep:
+                for rel, fields in heads:
+                    if _fast_records(out, opts, path, file, data, mv, pos, rel, fields, gaps):
+                        return pos + rel, done
+            elif text:
+                out.v2_lines(pos, heads)
+            else:
+                v2_batch = B.v2_batch
+                for rel, fields in heads:
+                    out.batch(file, v2_batch(pos + rel, fields, fields[4]))
+        pos += stop
+        if not cut or pos + cut > end:
+            return pos, done  # something B.scan must report (or the end)
+        chunk = max(chunk, cut)
+    return pos, done
+
+
+def _fast_records(
+    out: DumpWriter,
+    opts: _Options,
+    path: Path,
+    file: str,
+    data: Any,
+    mv: Any,
+    base: int,
+    rel: int,
+    fields: tuple[Any, ...],
+    gaps: Any,
+) -> bool:
+    """One valid magic-2 batch at ``base + rel`` under --deep-iteration -o json/jsonl: the
+    fast path from the chunk ``data`` when it applies, else the general one. True: stop."""
+    from kctl.logfmt import batch as B
+    from kctl.logfmt.codecs import decompress
+    from kctl.logfmt.fast import records_json
+
+    b = B.v2_batch(base + rel, fields, fields[4])
+    if not b.is_control:
+        payload = data[rel + B.V2_HEADER : rel + b.size]
+        try:
+            codec = fields[5] & B.COMPRESSION_MASK
+            done = records_json(
+                decompress(codec, payload) if codec else payload,
+                fields[0],
+                fields[7],
+                fields[12],
+                fields[11],
+            )
+        except ValueError:
+            done = None  # the general path reports it
+        if done is not None:
+            recs, offsets = done
+            out.batch_with_records_json(file, b, recs)
+            if gaps is not None:
+                gaps.check(offsets)
+            return False
+    return _one_batch(out, opts, path, mv, b, False, gaps, None, None)
+
+
+def _one_batch(
+    out: DumpWriter,
+    opts: _Options,
+    path: Path,
+    mv: Any,
+    b: Any,
+    fast: bool,
+    gaps: Any,
+    lo: int | None,
+    hi: int | None,
+) -> bool:
+    """One batch (from B.scan, positions in the file ``mv`` maps) to ``out``. True: stop
+    (--strict and a problem)."""
     from kctl.logfmt import batch as B
     from kctl.logfmt.fast import records_json
 
     file = str(path)
-    released = 0
-    end = min(len(buf), opts.max_bytes) if opts.max_bytes else len(buf)
-    mv = memoryview(buf) if len(buf) else buf
-    try:
-        for item in B.scan(
-            buf, 0, end, resync=not opts.strict, stop_at_partial=bool(opts.max_bytes)
-        ):
-            if isinstance(item, B.Problem):
-                out.problem(path, item)
-                if opts.strict:
-                    return
-                continue
-            b = item
-            if b.position - released >= _RELEASE_STEP:  # keep memory flat in file size
-                released = forensics.release(buf, released, b.position)
-            if lo is not None and (b.last_offset < lo or b.base_offset > hi):
-                continue
-            if not opts.deep:
-                out.batch(file, b)
-                continue
-            if fast and b.magic == 2 and not b.is_control:
-                try:
-                    done = records_json(
-                        B.v2_payload(mv, b),
-                        b.base_offset,
-                        b.first_timestamp or 0,
-                        b.count or 0,
-                        -1 if b.base_sequence is None else b.base_sequence,
-                    )
-                except ValueError:
-                    done = None  # the general path below reports it
-                if done is not None:
-                    recs, offsets = done
-                    out.batch_with_records_json(file, b, recs)
-                    if gaps is not None:
-                        gaps.check(offsets)
-                    continue
-            try:
-                data, rows = B.decode_records(mv, b)
-            except ValueError as exc:
-                out.batch(file, b)
-                out.problem(path, B.Problem(b.position, "records", str(exc), b.next_position))
-                if opts.strict:
-                    return
-                continue
+    if not opts.deep:
+        out.batch(file, b)
+        return False
+    if fast and b.magic == 2 and not b.is_control:
+        try:
+            done = records_json(
+                B.v2_payload(mv, b),
+                b.base_offset,
+                b.first_timestamp or 0,
+                b.count or 0,
+                -1 if b.base_sequence is None else b.base_sequence,
+            )
+        except ValueError:
+            done = None  # the general path below reports it
+        if done is not None:
+            recs, offsets = done
+            out.batch_with_records_json(file, b, recs)
             if gaps is not None:
-                gaps.check([r[0] for r in rows])
-            if lo is not None:
-                rows = [r for r in rows if lo <= r[0] <= hi]
-            out.records(path, b, data, rows)
-            if opts.strict and out.problems:
-                return
-    finally:
-        if mv is not buf:
-            mv.release()
+                gaps.check(offsets)
+            return False
+    try:
+        data, rows = B.decode_records(mv, b)
+    except ValueError as exc:
+        out.batch(file, b)
+        out.problem(path, B.Problem(b.position, "records", str(exc), b.next_position))
+        return opts.strict
+    if gaps is not None:
+        gaps.check([r[0] for r in rows])
+    if lo is not None:
+        rows = [r for r in rows if lo <= r[0] <= hi]
+    out.records(path, b, data, rows)
+    return bool(opts.strict and out.problems)
 
 
 def _dump_index(out: DumpWriter, opts: _Options, path: Path, kind: str) -> None:

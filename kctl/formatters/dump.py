@@ -119,6 +119,27 @@ def batch_doc(file: str, b: Any) -> dict[str, Any]:
     }
 
 
+_V2_TEMPLATES: dict[int, str] = {}
+
+
+def _v2_template(attrs: int) -> str:
+    """A magic-2 batch line with ``%d`` for the numbers and what ``attrs`` decides (flags,
+    timestamp type, codec) written in."""
+    from kctl.logfmt.codecs import codec_name
+
+    horizon = "OptionalLong[%d]" if attrs & 0x40 else "OptionalLong.empty"
+    ts_type = "LogAppendTime" if attrs & 0x08 else "CreateTime"
+    codec = codec_name(attrs & 0x07).replace("%", "%%")
+    return (
+        "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d "
+        "producerId: %d producerEpoch: %d partitionLeaderEpoch: %d "
+        f"isTransactional: {'true' if attrs & 0x10 else 'false'} "
+        f"isControl: {'true' if attrs & 0x20 else 'false'} deleteHorizonMs: {horizon} "
+        f"position: %d {ts_type}: %d size: %d magic: 2 compresscodec: {codec} crc: %d "
+        "isvalid: true"
+    )
+
+
 def _asdict(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in obj.__slots__}
 
@@ -251,6 +272,63 @@ class DumpWriter:
             self.line(batch_text(b))
         else:
             self.obj(batch_doc(file, b))
+
+    def v2_lines(self, base: int, heads: list[tuple[int, tuple[Any, ...]]]) -> None:
+        """Text lines of valid magic-2 batches straight from their header fields (as
+        :func:`kctl.logfmt.batch.v2_headers` gives them, positions relative to ``base``):
+        exactly :func:`batch_text` of their :class:`Batch`, without building one."""
+        templates = _V2_TEMPLATES
+        lines = []
+        append = lines.append
+        for pos, f in heads:
+            # base offset, length, leader epoch, magic, crc, attributes, last offset delta,
+            # first timestamp, max timestamp, producer id, producer epoch, base sequence, count
+            attrs = f[5]
+            t = templates.get(attrs)
+            if t is None:
+                t = templates[attrs] = _v2_template(attrs)
+            bo, last_delta, base_seq = f[0], f[6], f[11]
+            last_seq = -1 if base_seq < 0 else (base_seq + last_delta) & 0x7FFFFFFF
+            if attrs & 0x40:  # the delete horizon is the first timestamp
+                append(
+                    t
+                    % (
+                        bo,
+                        bo + last_delta,
+                        f[12],
+                        base_seq,
+                        last_seq,
+                        f[9],
+                        f[10],
+                        f[2],
+                        f[7],
+                        base + pos,
+                        f[8],
+                        f[1] + 12,
+                        f[4],
+                    )
+                )
+            else:
+                append(
+                    t
+                    % (
+                        bo,
+                        bo + last_delta,
+                        f[12],
+                        base_seq,
+                        last_seq,
+                        f[9],
+                        f[10],
+                        f[2],
+                        base + pos,
+                        f[8],
+                        f[1] + 12,
+                        f[4],
+                    )
+                )
+        if lines:
+            lines.append("")
+            self.out.write("\n".join(lines))
 
     def batch_with_records_json(self, file: str, b: Any, records: str) -> None:
         """A batch whose records the fast path already wrote as JSON (``{..},{..}``)."""

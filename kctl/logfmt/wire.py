@@ -10,8 +10,6 @@ import base64
 import struct
 from typing import Any
 
-from kctl.logfmt.schemas import SCHEMAS
-
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
 _U16 = struct.Struct(">H")
@@ -213,6 +211,8 @@ def read_fields(r: Reader, fields: Any, version: int, flexible: bool) -> dict[st
 
 def decode_message(name: str, buf: Any, version: int, *, exact: bool = True) -> dict[str, Any]:
     """Decode ``buf`` as message ``name`` at ``version`` (no version prefix in ``buf``)."""
+    from kctl.logfmt.schemas import SCHEMAS  # ~6 ms to build; only decoders of messages need it
+
     schema = SCHEMAS[name]
     lo, hi = schema["valid"]
     if not lo <= version <= hi:
