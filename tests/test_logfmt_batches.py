@@ -313,3 +313,22 @@ def test_librdkafka_batches_for_every_codec_idempotent_and_transactional(
         B.control_record(r.key, r.value) for b in txn if b.is_control for r in B.records(raw, b)
     ]
     assert markers and markers[-1]["type"] == "COMMIT" and "coordinator_epoch" in markers[-1]
+
+
+def test_v2_headers_walk_gives_the_batches_scan_gives_and_stops_where_scan_must_take_over() -> None:
+    data = (KRAFT / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
+    batches, _ = scan_all(data)
+    heads, stop, cut = B.v2_headers(memoryview(data), 0, len(data))
+    assert (stop, cut) == (len(data), 0)
+    assert [B.v2_batch(pos, f, f[4]) for pos, f in heads] == batches
+    # A cut batch: the walk stops before it and says how big it is (at least a header).
+    last = batches[-1]
+    heads, stop, cut = B.v2_headers(memoryview(data), 0, len(data) - 1)
+    assert (len(heads), stop, cut) == (len(batches) - 1, last.position, last.size)
+    heads, stop, cut = B.v2_headers(memoryview(data), 0, last.position + 20)
+    assert (stop, cut) == (last.position, B.V2_HEADER)
+    # A bad checksum: the walk stops there with nothing cut (scan reports it).
+    damaged = bytearray(data)
+    damaged[500] ^= 0xFF
+    heads, stop, cut = B.v2_headers(memoryview(damaged), 0, len(damaged))
+    assert stop <= 500 < stop + batches[len(heads)].size and cut == 0
