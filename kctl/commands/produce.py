@@ -100,7 +100,9 @@ def produce(
         "--idempotence/--no-idempotence",
         help="Idempotent producer (default: on, unless --acks is 0 or 1).",
     ),
-    linger_ms: int | None = typer.Option(None, "--linger-ms", help="Batching delay (ms)."),
+    linger_ms: int | None = typer.Option(
+        None, "--linger-ms", help="Batching delay (ms; default 50, flushed at end of input)."
+    ),
     batch_size: int | None = typer.Option(None, "--batch-size", help="Max batch size (bytes)."),
     rate: float | None = typer.Option(None, "--rate", help="At most N records per second."),
     transactional_id: str | None = typer.Option(
