@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import FIXTURES
+from conftest import FIXTURES
 
 KRAFT = FIXTURES / "kafka-3.8-kraft-logs"
 FOO = KRAFT / "foo-0" / "00000000000000000000.log"

@@ -9,12 +9,12 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kctl.logfmt import batch as B
 from kctl.logfmt.wire import read_uvarint, read_varint, write_uvarint, write_varint
-from tests.conftest import FIXTURES
 
 KRAFT = FIXTURES / "kafka-3.8-kraft-logs"
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import collections
 
 import pytest
+from conftest import FIXTURES
 
 from kctl.logfmt import batch as B
 from kctl.logfmt import indexes as X
 from kctl.logfmt import internal, metadata
 from kctl.logfmt import snapshot as S
 from kctl.logfmt.wire import DecodeError
-from tests.conftest import FIXTURES
 
 OFFSETS = FIXTURES / "consumer-offsets-records"
 KRAFT = FIXTURES / "kafka-3.8-kraft-logs"
