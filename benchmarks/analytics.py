@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/analytics.py --rows 1000000 10000000 50000000
     .venv/bin/python benchmarks/analytics.py --rows 1000000 --master spark://127.0.0.1:7077
+    .venv/bin/python benchmarks/analytics.py --rows 1000000 --standalone   # starts its own
 
 1,000 groups x 100 partitions (ten groups per topic, so 100 topics share their log end offsets)
 x as many 15-second samples as the row count needs. Groups behave in five ways (keeping up,
@@ -135,7 +136,24 @@ def main() -> None:
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--dir", default=None, help="Where samples and results go (default: /tmp).")
     ap.add_argument("--keep", action="store_true", help="Keep the generated samples.")
+    ap.add_argument(
+        "--standalone",
+        action="store_true",
+        help="Start a standalone Spark master and worker (2 cores) on loopback and use it.",
+    )
     args = ap.parse_args()
+    if args.standalone:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        from spark_standalone import standalone_cluster
+
+        with standalone_cluster(cores=2, memory="3g") as url:
+            args.master = url
+            run(args)
+    else:
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
 
     from kctl.analytics import pipeline, runner
     from kctl.analytics.schema import read_samples
@@ -160,7 +178,11 @@ def main() -> None:
             peak.start()
             t0 = time.perf_counter()
             result = pipeline.analyse(
-                read_samples(spark, [src]), level="group", laggards=10, out_dir=None
+                read_samples(spark, [src]),
+                level="group",
+                laggards=10,
+                out_dir=None,
+                auto_partitions="spark.sql.shuffle.partitions" not in conf,
             )
             wall = time.perf_counter() - t0
             peak.stop.set()

@@ -62,57 +62,68 @@ def with_partition_status(df: DataFrame, window: int = DEFAULT_WINDOW) -> DataFr
     offset = F.when(committed, F.col("committed_offset"))
     # Burrow stores a negative lag (head fetched before the commit) as zero.
     lag0 = F.when(committed, F.greatest(F.coalesce(F.col("lag"), F.lit(0)), F.lit(0)))
-    prev_offset = F.lag(offset).over(by_time)
-    prev_lag = F.lag(lag0).over(by_time)
-    changed = (prev_offset.isNull() | (offset != prev_offset)) & committed
-
-    df = (
-        df.withColumn("_off", offset)
-        .withColumn("_lag0", lag0)
-        .withColumn("_d_off", F.col("_off") - prev_offset)
-        .withColumn("_d_lag", F.col("_lag0") - prev_lag)
-        .withColumn("_changed_ts", F.when(changed, F.col("ts_ms")))
+    # Three window levels, each one select (one Window operator over the sorted partition):
+    # the previous sample, the last change of the committed offset, the frame aggregates.
+    df = df.select(
+        "*",
+        offset.alias("_off"),
+        lag0.alias("_lag0"),
+        F.lag(offset).over(by_time).alias("_prev_off"),
+        F.lag(lag0).over(by_time).alias("_prev_lag"),
     )
-    df = df.withColumn(
-        "_last_change_ts",
-        F.last("_changed_ts", ignorenulls=True).over(
-            by_time.rowsBetween(Window.unboundedPreceding, 0)
-        ),
+    changed = (F.col("_prev_off").isNull() | (F.col("_off") != F.col("_prev_off"))) & committed
+    df = df.select(
+        "*",
+        (F.col("_off") - F.col("_prev_off")).alias("_d_off"),
+        (F.col("_lag0") - F.col("_prev_lag")).alias("_d_lag"),
+        F.last(F.when(changed, F.col("ts_ms")), ignorenulls=True)
+        .over(by_time.rowsBetween(Window.unboundedPreceding, 0))
+        .alias("_last_change_ts"),
     )
-    df = df.withColumn(
-        "_commit_ts",
-        F.when(
-            committed,
-            F.when(F.col("member_id").isNotNull(), F.col("ts_ms")).otherwise(
-                F.col("_last_change_ts")
-            ),
-        ),
+    commit_ts = F.when(
+        committed,
+        F.when(F.col("member_id").isNotNull(), F.col("ts_ms")).otherwise(F.col("_last_change_ts")),
     )
-    entries = F.count("_off").over(frame)
-    any_zero = F.min("_lag0").over(frame) == 0
-    first_commit_ts = F.first("_commit_ts", ignorenulls=True).over(frame)
-    last_commit_ts = F.col("_commit_ts")
+    df = df.withColumn("_commit_ts", commit_ts)
+    aggregates = [
+        F.count("_off").over(frame).alias("_entries"),
+        F.min("_lag0").over(frame).alias("_min_lag"),
+        F.first("_commit_ts", ignorenulls=True).over(frame).alias("_first_commit_ts"),
+    ]
     if pairs is not None:
-        rewind = F.coalesce(F.min("_d_off").over(pairs) < 0, F.lit(False))
-        stalled = F.coalesce(F.max(F.abs("_d_off")).over(pairs) == 0, F.lit(True))
-        not_decreasing = F.coalesce(F.min("_d_lag").over(pairs) >= 0, F.lit(True))
-    else:  # one entry: no pairs; Burrow's loops are vacuously true/false the same way
-        rewind, stalled, not_decreasing = F.lit(False), F.lit(True), F.lit(True)
-    stopped = (F.col("ts_ms") - last_commit_ts) > (last_commit_ts - first_commit_ts)
-
+        aggregates += [
+            F.min("_d_off").over(pairs).alias("_min_d_off"),
+            F.max(F.abs("_d_off")).over(pairs).alias("_max_abs_d_off"),
+            F.min("_d_lag").over(pairs).alias("_min_d_lag"),
+        ]
+    else:  # one entry: no pairs
+        null = F.lit(None).cast("bigint")
+        aggregates += [null.alias("_min_d_off"), null.alias("_max_abs_d_off")]
+        aggregates += [null.alias("_min_d_lag")]
+    df = df.select("*", *aggregates)
+    # Without pairs Burrow's loops are vacuously false (rewind) and true (stalled, not
+    # decreasing); coalesce gives the same.
+    rewind = F.coalesce(F.col("_min_d_off") < 0, F.lit(False))
+    stalled = F.coalesce(F.col("_max_abs_d_off") == 0, F.lit(True))
+    not_decreasing = F.coalesce(F.col("_min_d_lag") >= 0, F.lit(True))
+    last_commit_ts = F.col("_commit_ts")
+    stopped = (F.col("ts_ms") - last_commit_ts) > (last_commit_ts - F.col("_first_commit_ts"))
     status = (
         F.when(~committed, F.lit(None).cast("string"))
-        .when((F.col("_lag0") == 0) | any_zero, "OK")
+        .when((F.col("_lag0") == 0) | (F.col("_min_lag") == 0), "OK")
         .when(rewind, "REWIND")
         .when(stopped, "STOP")
         .when(stalled, "STALL")
         .when(not_decreasing, "WARN")
         .otherwise("OK")
     )
+    temporary = [c for c in df.columns if c.startswith("_")]
     return (
         df.withColumn("status", status)
-        .withColumn("window_complete", F.least(entries / F.lit(float(window)), F.lit(1.0)))
-        .drop("_off", "_lag0", "_d_off", "_d_lag", "_changed_ts", "_last_change_ts", "_commit_ts")
+        .withColumn(
+            "window_complete", F.least(F.col("_entries") / F.lit(float(window)), F.lit(1.0))
+        )
+        .drop(*temporary)
     )
 
 

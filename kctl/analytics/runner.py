@@ -93,9 +93,6 @@ def session_conf(master: str, conf: dict[str, str], log_level: str = "ERROR") ->
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
     }
-    if master.startswith("local"):
-        # Small machines: AQE coalesces anyway, but 200 tiny tasks per shuffle cost seconds.
-        ours["spark.sql.shuffle.partitions"] = "16"
     merged = {**ours, **conf}
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         if key in conf:

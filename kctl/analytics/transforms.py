@@ -28,72 +28,81 @@ def with_time_lag(df: DataFrame) -> DataFrame:
     """Add ``time_lag_s`` (seconds behind) and ``time_lag_extrapolated`` to every sample with
     a committed offset, the way kafka-lag-exporter estimates it.
 
-    The log-end-offset history of each topic/partition is a lookup table of (offset, time)
-    points. The time at which the log end offset equalled the committed offset C is
-    interpolated between the latest point at or below C and the earliest point above it;
-    time lag = sample time - that time. When C is below every point of the table, the time is
-    extrapolated along the line through the table's first point and the sample's own point
-    (marked ``time_lag_extrapolated``). A sample with lag <= 0 is 0 s behind; without a
-    committed offset, or with nothing to extrapolate from (no production seen), it is null."""
+    The log-end-offset history of each topic/partition (every group's samples contribute; one
+    point per sample time) is a lookup table of (offset, time) points. The time at which the
+    log end offset equalled the committed offset C is interpolated between the latest point at
+    or below C and the earliest point above it; time lag = sample time - that time. When C is
+    below every point of the table, the time is extrapolated along the line through the
+    table's first point and the sample's own point (marked ``time_lag_extrapolated``). A
+    sample with lag <= 0 is 0 s behind; without a committed offset, or with nothing to
+    extrapolate from (no production seen), it is null.
+
+    One sort does it: each point carries its predecessor in (offset, time) order; samples and
+    points sorted together by offset, descending, give each sample the earliest point above C
+    (the last point seen) and, through it, the latest point at or below C."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     cols = df.columns
+    # Shuffle the samples once, by topic/partition: the table, the lookup and every later
+    # window (by group/topic/partition) and aggregation per partition reuse that partitioning.
+    df = df.repartition(*TP_KEYS)
+    by_offset = Window.partitionBy(*TP_KEYS).orderBy("_o", "_pts")
+    table = (
+        df.groupBy(*TP_KEYS, F.col("ts_ms").alias("_pts"))
+        .agg(F.max("log_end_offset").alias("_o"))
+        .withColumn(
+            "_prev",
+            F.lag(F.struct(F.col("_pts").alias("ts"), F.col("_o").alias("o"))).over(by_offset),
+        )
+    )
+    points = table.select(
+        *[
+            F.col(c) if c in TP_KEYS else F.lit(None).cast(df.schema[c].dataType).alias(c)
+            for c in cols
+        ],
+        "_o",
+        F.lit(0).alias("_q"),
+        "_pts",
+        "_prev",
+    )
     queries = df.select(
         *cols,
         F.col("committed_offset").alias("_o"),
         F.lit(1).alias("_q"),
         F.lit(None).cast("bigint").alias("_pts"),
+        F.lit(None).cast(table.schema["_prev"].dataType).alias("_prev"),
     )
-    points = df.select(
-        *[
-            F.col(c) if c in TP_KEYS else F.lit(None).cast(df.schema[c].dataType).alias(c)
-            for c in cols
-        ],
-        F.col("log_end_offset").alias("_o"),
-        F.lit(0).alias("_q"),
-        F.col("ts_ms").alias("_pts"),
-    )
-    # Points before queries at the same offset, points of one offset by time. Looking back in
-    # that order, the last point is the latest time the log end offset was <= C. Looking back
-    # in the reverse order, the last point is the earliest time it was > C. (Both frames run
-    # from the partition's start: Spark computes those incrementally, unlike frames running to
-    # its end, which cost O(n^2) per topic/partition.)
-    back = (
-        Window.partitionBy(*TP_KEYS)
-        .orderBy("_o", "_q", "_pts")
-        .rowsBetween(Window.unboundedPreceding, 0)
-    )
-    ahead = (
+    # Descending by offset, samples before points at the same offset: looking back, the last
+    # point is the earliest time the log end offset was > C. (The frame runs from the
+    # partition's start: Spark computes it incrementally, unlike a frame running to its end.)
+    down = (
         Window.partitionBy(*TP_KEYS)
         .orderBy(F.col("_o").desc(), F.col("_q").desc(), F.col("_pts").desc())
         .rowsBetween(Window.unboundedPreceding, 0)
     )
-    whole = Window.partitionBy(*TP_KEYS)
-    point_o = F.when(F.col("_q") == 0, F.col("_o"))
+    point = F.struct(
+        F.col("_pts").alias("ts"), F.col("_o").alias("o"), F.col("_prev").alias("prev")
+    )
     both = (
         queries.unionByName(points)
-        .withColumn("_l_ts", F.last("_pts", ignorenulls=True).over(back))
-        .withColumn("_l_o", F.last(point_o, ignorenulls=True).over(back))
-        .withColumn("_r_ts", F.last("_pts", ignorenulls=True).over(ahead))
-        .withColumn("_r_o", F.last(point_o, ignorenulls=True).over(ahead))
-        .withColumn("_first", F.min(F.when(F.col("_q") == 0, F.struct("_pts", "_o"))).over(whole))
+        .withColumn("_r", F.last(F.when(F.col("_q") == 0, point), ignorenulls=True).over(down))
         .filter(F.col("_q") == 1)
     )
     c = F.col("committed_offset").cast("double")
     ts = F.col("ts_ms").cast("double")
-    interpolated = F.col("_r_ts") - (F.col("_r_o") - c) * (F.col("_r_ts") - F.col("_l_ts")) / (
-        F.col("_r_o") - F.col("_l_o")
-    )
-    f_ts, f_o = F.col("_first._pts"), F.col("_first._o")
+    r_ts, r_o = F.col("_r.ts"), F.col("_r.o")
+    l_ts, l_o = F.col("_r.prev.ts"), F.col("_r.prev.o")
+    interpolated = r_ts - (r_o - c) * (r_ts - l_ts) / (r_o - l_o)
     leo = F.col("log_end_offset")
+    # No point at or below C: the earliest point above it is the table's first point.
     extrapolated = F.when(
-        (leo > f_o) & (F.col("ts_ms") > f_ts),
-        ts - (leo - c) * (ts - f_ts) / (leo - f_o),
+        (leo > r_o) & (F.col("ts_ms") > r_ts),
+        ts - (leo - c) * (ts - r_ts) / (leo - r_o),
     )
     has_commit = F.col("committed_offset") >= 0
     behind = leo - F.col("committed_offset")
-    left_missing = F.col("_l_ts").isNull()
+    left_missing = F.col("_r.prev").isNull()
     at = F.when(left_missing, extrapolated).otherwise(interpolated)
     time_lag = (
         F.when(~has_commit, F.lit(None).cast("double"))
@@ -121,15 +130,22 @@ def with_rates(df: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     w = Window.partitionBy(*PARTITION_KEYS).orderBy("ts_ms")
-    dt = (F.col("ts_ms") - F.lag("ts_ms").over(w)) / 1000.0
-    prev_c = F.lag("committed_offset").over(w)
+    cols = df.columns
+    df = df.select(
+        "*",
+        F.lag("ts_ms").over(w).alias("_prev_ts"),
+        F.lag("log_end_offset").over(w).alias("_prev_leo"),
+        F.lag("committed_offset").over(w).alias("_prev_c"),
+    )
+    dt = (F.col("ts_ms") - F.col("_prev_ts")) / 1000.0
+    prev_c = F.col("_prev_c")
     df = (
         df.withColumn("dt_s", F.when(dt > 0, dt))
         .withColumn(
             "produced",
             F.when(
                 F.col("dt_s").isNotNull(),
-                F.col("log_end_offset") - F.lag("log_end_offset").over(w),
+                F.col("log_end_offset") - F.col("_prev_leo"),
             ),
         )
         .withColumn(
@@ -140,8 +156,13 @@ def with_rates(df: DataFrame) -> DataFrame:
             ),
         )
     )
-    return df.withColumn("production_rate", F.col("produced") / F.col("dt_s")).withColumn(
-        "consumption_rate", F.col("consumed") / F.col("dt_s")
+    return df.select(
+        *cols,
+        "dt_s",
+        "produced",
+        "consumed",
+        (F.col("produced") / F.col("dt_s")).alias("production_rate"),
+        (F.col("consumed") / F.col("dt_s")).alias("consumption_rate"),
     )
 
 

@@ -200,6 +200,7 @@ def lag(
             plot_path=plot_to,
             plot_groups=plot_groups,
             progress=say,
+            auto_partitions="spark.sql.shuffle.partitions" not in conf_map,
         )
     rows = [_clean(r) for r in result.rows]
     doc = {
