@@ -190,22 +190,34 @@ def _catch_up(lag: Column, consumption: Column, production: Column) -> Column:
     return F.when(lag <= 0, F.lit(0.0)).when(net > 0, lag / net)
 
 
+def _lag_stats() -> list[Column]:
+    """Aggregates of a lag series over the window: samples, first and last time, current
+    (last), max, mean and p95 lag, and its trend (least-squares slope, offsets/s)."""
+    from pyspark.sql import functions as F
+
+    ts = F.col("ts_ms")
+    lag = F.col("lag")
+    return [
+        F.count(F.lit(1)).alias("samples"),
+        F.min(ts).alias("first_ts_ms"),
+        F.max(ts).alias("last_ts_ms"),
+        F.max_by(lag, ts).alias("lag"),
+        F.max(lag).alias("max_lag"),
+        F.avg(lag).alias("mean_lag"),
+        F.percentile_approx(lag, 0.95, P95_ACCURACY).alias("p95_lag"),
+        _slope(ts / 1000.0, lag).alias("lag_trend"),
+    ]
+
+
 def partition_summary(enriched: DataFrame) -> DataFrame:
     """One row per group/topic/partition over the sampled window."""
     from pyspark.sql import functions as F
 
     ts = F.col("ts_ms")
-    lag = F.col("lag")
     out = enriched.groupBy(*PARTITION_KEYS).agg(
-        F.count(F.lit(1)).alias("samples"),
-        F.min(ts).alias("first_ts_ms"),
-        F.max(ts).alias("last_ts_ms"),
+        *_lag_stats(),
         F.max_by("committed_offset", ts).alias("committed_offset"),
         F.max_by("log_end_offset", ts).alias("log_end_offset"),
-        F.max_by(lag, ts).alias("lag"),
-        F.max(lag).alias("max_lag"),
-        F.avg(lag).alias("mean_lag"),
-        F.percentile_approx(lag, 0.95, P95_ACCURACY).alias("p95_lag"),
         F.max_by("time_lag_s", ts).alias("time_lag_s"),
         F.max_by("time_lag_extrapolated", ts).alias("time_lag_extrapolated"),
         F.max("time_lag_s").alias("max_time_lag_s"),
@@ -215,7 +227,6 @@ def partition_summary(enriched: DataFrame) -> DataFrame:
         (F.sum("consumed") / F.sum(F.when(F.col("consumed").isNotNull(), F.col("dt_s")))).alias(
             "consumption_rate"
         ),
-        _slope(ts / 1000.0, lag).alias("lag_trend"),
         F.max_by("status", ts).alias("status"),
         F.max_by("window_complete", ts).alias("window_complete"),
         F.max_by("group_state", ts).alias("group_state"),
@@ -253,19 +264,7 @@ def rollup(series_df: DataFrame, partitions: DataFrame, keys: tuple[str, ...]) -
     (worst partition; Burrow's group rule for groups), trend and time to catch up."""
     from pyspark.sql import functions as F
 
-    ts = F.col("ts_ms")
-    lag = F.col("lag")
-    stats = series_df.groupBy(*keys).agg(
-        F.count(F.lit(1)).alias("samples"),
-        F.min(ts).alias("first_ts_ms"),
-        F.max(ts).alias("last_ts_ms"),
-        F.max_by(lag, ts).alias("lag"),
-        F.max(lag).alias("max_lag"),
-        F.avg(lag).alias("mean_lag"),
-        F.percentile_approx(lag, 0.95, P95_ACCURACY).alias("p95_lag"),
-        F.max("time_lag_s").alias("max_time_lag_s"),
-        _slope(ts / 1000.0, lag).alias("lag_trend"),
-    )
+    stats = series_df.groupBy(*keys).agg(*_lag_stats(), F.max("time_lag_s").alias("max_time_lag_s"))
     status = (
         burrow.group_status(F.col("status"))
         if keys == GROUP_KEYS

@@ -379,12 +379,17 @@ def _fast_records(
         except ValueError:
             done = None  # the general path reports it
         if done is not None:
-            recs, offsets = done
-            out.batch_with_records_json(file, b, recs)
-            if gaps is not None:
-                gaps.check(offsets)
-            return False
+            return _emit_decoded(out, file, b, done, gaps)
     return _one_batch(out, opts, path, mv, b, False, gaps, None, None)
+
+
+def _emit_decoded(out: DumpWriter, file: str, b: Any, done: Any, gaps: Any) -> bool:
+    """A batch whose records the fast path decoded: to ``out``, offsets to the gap check."""
+    recs, offsets = done
+    out.batch_with_records_json(file, b, recs)
+    if gaps is not None:
+        gaps.check(offsets)
+    return False
 
 
 def _one_batch(
@@ -419,11 +424,7 @@ def _one_batch(
         except ValueError:
             done = None  # the general path below reports it
         if done is not None:
-            recs, offsets = done
-            out.batch_with_records_json(file, b, recs)
-            if gaps is not None:
-                gaps.check(offsets)
-            return False
+            return _emit_decoded(out, file, b, done, gaps)
     try:
         data, rows = B.decode_records(mv, b)
     except ValueError as exc:
