@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# kctl end to end on a local broker: makes .venv, installs kctl with the local broker, starts it
-# on a free loopback port, walks through the commands that exist, and stops the broker.
+# kctl end to end on a local broker: makes .venv, installs kctl with the local broker and the
+# Spark extra, starts the broker on a free loopback port, walks through the commands, analyses
+# the recorded lag on local Spark (when Java is installed), and stops the broker.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[local]'
+.venv/bin/python -m pip install -q -e '.[local,spark]'
 
 K="$PWD/.venv/bin/kctl"
 export KCTL_STATE_DIR="$(mktemp -d)"
@@ -39,6 +40,16 @@ step consume orders --group demo-readers -n 12 -o jsonl --consumer-property sess
 step consume orders --from -2 --template '{partition}:{offset} {key}={value}'
 step groups lag demo-readers
 step groups reset-offsets demo-readers --topic orders --to-earliest
+# Lag history: four samples while production goes on and nobody reads, then Burrow's verdict,
+# time lag, rates and trend on Spark (local[*]; the same command runs on a cluster with --master).
+samples="$KCTL_STATE_DIR/lag.jsonl"
+for round in 1 2 3 4; do
+  seq 1 10 | sed "s/.*/r$round-&\tlate-&/" | "$K" produce orders --key-separator $'\t' 2>/dev/null
+  "$K" groups lag demo-readers --record "$samples" >/dev/null
+done
+if command -v java >/dev/null 2>&1 || [ -n "${JAVA_HOME:-}" ]; then
+  step analytics lag "$samples" --window 4 --level partition --master 'local[2]'
+fi
 # A real segment, written by an Apache Kafka 3.8 broker (shared fixtures), decoded offline:
 seg="../shared/fixtures/kafka-3.8-kraft-logs/foo-0/00000000000000000000.log"
 if "$K" dump-segment --help >/dev/null 2>&1 && [ -f "$seg" ]; then
