@@ -19,19 +19,6 @@ import time
 from pathlib import Path
 
 
-def _varint(v: int) -> bytes:
-    v = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def make_segment(path: Path, size_mb: int, codec: int, per_batch: int = 160) -> int:
     """A segment of v2 batches (this generator is for benchmarks only; decoder tests never use
     it). Returns the number of records."""
@@ -39,6 +26,8 @@ def make_segment(path: Path, size_mb: int, codec: int, per_batch: int = 160) -> 
 
     import cramjam
     import crc32c
+
+    from kctl.logfmt.wire import write_varint as _varint
 
     target = size_mb << 20
     rnd = random.Random(42)

@@ -108,8 +108,9 @@ class Admin:
                         last,
                     ) from exc
 
-    def result(self, future: Any, what: str) -> Any:
-        """Wait for one admin future within the timeout, translating failures."""
+    def result(self, future: Any, what: str, absent: frozenset[str] = frozenset()) -> Any:
+        """Wait for one admin future within the timeout, translating failures. A failure whose
+        Kafka error name is in ``absent`` (the thing asked about does not exist) gives None."""
         import concurrent.futures
 
         from confluent_kafka import KafkaException
@@ -122,6 +123,8 @@ class Admin:
                 raise connect_error(self.conn, fatal) from exc
             raise KctlError(what, f"no answer within {self.timeout:g}s") from exc
         except KafkaException as exc:
+            if absent and error_name(exc) in absent:
+                return None
             raise translate(exc, what) from exc
 
 

@@ -489,57 +489,21 @@ def lag_samples(
 def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
     """(log start, log end) per partition: two ListOffsets rounds, each batched per leader.
     Partitions that do not exist (a deleted topic a group still has offsets for) are left out."""
+    from kctl.kafka.offsets import list_offsets
+
     if not tps:
         return {}
-    starts = _list_offsets(admin, tps, "earliest")
-    ends = _list_offsets(admin, tps, "latest")
+    starts = list_offsets(admin, tps, "earliest", skip_gone=True)
+    ends = list_offsets(admin, tps, "latest", skip_gone=True)
     return {tp: (starts[tp], ends[tp]) for tp in tps if tp in starts and tp in ends}
 
 
 def offsets_for_time(admin: Admin, tps: list[TP], ts_ms: int) -> dict[TP, int]:
-    """The first offset whose timestamp is at or after ``ts_ms`` per partition (-1: none, the
-    reset then goes to the log end as kafka-consumer-groups.sh does)."""
-    return _list_offsets(admin, tps, ts_ms)
+    """The first offset whose timestamp is at or after ``ts_ms`` per partition; the log end
+    where no record is that late (kafka-consumer-groups.sh resets there too)."""
+    from kctl.kafka.offsets import list_offsets
 
-
-_GONE = {"UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_PARTITION", "_UNKNOWN_TOPIC", "UNKNOWN_TOPIC_ID"}
-
-
-def _list_offsets(admin: Admin, tps: list[TP], spec: str | int) -> dict[TP, int]:
-    import concurrent.futures
-
-    from confluent_kafka import KafkaException, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
-    from kctl.kafka.client import error_name, translate
-
-    if spec == "earliest":
-        offset_spec = OffsetSpec.earliest()
-    elif spec == "latest":
-        offset_spec = OffsetSpec.latest()
-    else:
-        offset_spec = OffsetSpec.for_timestamp(int(spec))
-    by_time = spec not in ("earliest", "latest")
-    request = {TopicPartition(t, p): offset_spec for t, p in tps}
-    futures = admin.client.list_offsets(request, request_timeout=admin.timeout)
-    out: dict[TP, int] = {}
-    for tp, fut in futures.items():
-        what = f"listing offsets of {tp.topic}[{tp.partition}]"
-        try:
-            info = fut.result(timeout=admin.timeout)
-        except KafkaException as exc:
-            if error_name(exc) in _GONE:
-                continue
-            raise translate(exc, what) from exc
-        except concurrent.futures.TimeoutError as exc:
-            raise KctlError(what, f"no answer within {admin.timeout:g}s") from exc
-        offset = info.offset
-        if by_time and getattr(info, "timestamp", 0) < 0:
-            # No record at or after the time. Kafka answers offset -1; some brokers (Tansu)
-            # answer offset 0 with timestamp -1: the timestamp is the reliable sign.
-            offset = -1
-        out[(tp.topic, tp.partition)] = offset
-    return out
+    return list_offsets(admin, tps, ts_ms, skip_gone=True)
 
 
 def partitions_of(admin: Admin, topics: list[str]) -> dict[str, int]:

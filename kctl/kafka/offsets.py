@@ -77,15 +77,24 @@ def partitions_of(
     return out
 
 
+# Error names of a partition that does not exist (any more): a deleted topic, say.
+PARTITION_GONE = frozenset(
+    {"UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_PARTITION", "_UNKNOWN_TOPIC", "UNKNOWN_TOPIC_ID"}
+)
+
+
 def list_offsets(
     admin: Admin,
     tps: list[TopicPartitionKey],
     spec: str | int,
     *,
     read_committed: bool = False,
+    skip_gone: bool = False,
 ) -> dict[TopicPartitionKey, int]:
-    """One ListOffsets round for every partition: ``spec`` is "earliest", "latest" or a
-    timestamp in ms. For a timestamp after every record the answer is the latest offset."""
+    """One ListOffsets round for every partition (librdkafka batches them per leader):
+    ``spec`` is "earliest", "latest" or a timestamp in ms. For a timestamp after every record
+    the answer is the latest offset. ``skip_gone``: partitions that do not exist are left out
+    of the answer instead of failing it."""
     from confluent_kafka import IsolationLevel, TopicPartition
     from confluent_kafka.admin import OffsetSpec
 
@@ -103,18 +112,26 @@ def list_offsets(
     futures = admin.client.list_offsets(
         request, isolation_level=level, request_timeout=admin.timeout
     )
+    absent = PARTITION_GONE if skip_gone else frozenset()
     out: dict[TopicPartitionKey, int] = {}
     missing: list[TopicPartitionKey] = []
     for tp, fut in futures.items():
-        info = admin.result(fut, f"{what} of {tp.topic}[{tp.partition}]")
+        info = admin.result(fut, f"{what} of {tp.topic}[{tp.partition}]", absent)
+        if info is None:
+            continue
         key = (tp.topic, tp.partition)
-        # No record at or after the time: Kafka answers -1 (some brokers: timestamp -1).
+        # No record at or after the time: Kafka answers offset -1; some brokers (Tansu) answer
+        # offset 0 with timestamp -1.
         if not isinstance(spec, str) and (info.offset < 0 or info.timestamp < 0):
             missing.append(key)
         else:
             out[key] = info.offset
     if missing:
-        out.update(list_offsets(admin, missing, "latest", read_committed=read_committed))
+        out.update(
+            list_offsets(
+                admin, missing, "latest", read_committed=read_committed, skip_gone=skip_gone
+            )
+        )
     return out
 
 

@@ -113,36 +113,20 @@ def fetch_replica(
     return log, None
 
 
-def earliest_offsets(admin: Admin, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
-    if not partitions:
-        return {}
-    futures = admin.client.list_offsets(
-        {TopicPartition(t, p): OffsetSpec.earliest() for t, p in partitions},
-        request_timeout=admin.timeout,
-    )
-    return {
-        (tp.topic, tp.partition): admin.result(f, "listing earliest offsets").offset
-        for tp, f in futures.items()
-    }
-
-
 def verify(
     admin: Admin, topics: list[str], *, offset: int | None, budget: int
 ) -> list[dict[str, Any]]:
     """One row per replica of every partition of ``topics``, the leader first."""
     from kctl.kafka.logdirs import api_range
+    from kctl.kafka.offsets import list_offsets
     from kctl.kafka.topics import resolve_names
 
     view, names = resolve_names(admin, topics, None, internal=False, missing_ok=False)
     if not topics:
         names = [n for n in sorted(view.topics) if not view.topics[n].internal]
     parts = [(n, p) for n in names for p in view.topics[n].partitions]
-    starts = (
-        {} if offset is not None else earliest_offsets(admin, [(n, p.partition) for n, p in parts])
-    )
+    tps = [(n, p.partition) for n, p in parts]
+    starts = {} if offset is not None else list_offsets(admin, tps, "earliest")
     rows: list[dict[str, Any]] = []
     with kp.admin_client(admin.conn) as client:
         versions: dict[int, int] = {}
