@@ -13,7 +13,6 @@ BASE_TS = 1_700_000_000_000
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    pytest.importorskip("pyspark", reason="the spark extra is not installed")
     from kctl.analytics import runner
 
     session = runner.build_session(

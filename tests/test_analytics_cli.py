@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from analytics_support import series
 
-pytest.importorskip("pyspark")
-
 SPARK = ("--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2")
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from conftest import unique, wait_for
 
-pytest.importorskip("pyspark")
 pytestmark = pytest.mark.broker
 
 SAMPLES = 15  # one a second

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from test_analytics_cli import SPARK, _stopped_and_fine, _write_jsonl
-
-pytest.importorskip("pyspark")
 
 
 def test_a_standalone_cluster_gives_the_same_rows_as_local(offline_kctl, tmp_path):

@@ -6,8 +6,6 @@ from __future__ import annotations
 import pytest
 from analytics_support import BASE_TS, by_ts, frame, sample, series, spark  # noqa: F401
 
-pytest.importorskip("pyspark")
-
 from kctl.analytics import burrow
 from kctl.analytics import transforms as T
 
