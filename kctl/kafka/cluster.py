@@ -75,3 +75,27 @@ def api_versions(conn: Connection) -> list[dict[str, Any]]:
                     }
                 )
         return rows
+
+
+def live_broker_ids(bootstrap: str, timeout: float) -> set[int]:
+    """Ids of the brokers a cluster's metadata lists: in KRaft, the registered and unfenced ones.
+    Quiet: librdkafka's connection errors while brokers start are not logged."""
+    import logging
+
+    from confluent_kafka.admin import AdminClient
+
+    quiet = logging.getLogger("kctl.quiet")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    client = AdminClient(
+        {
+            "bootstrap.servers": bootstrap,
+            "logger": quiet,
+            "socket.connection.setup.timeout.ms": 1000,
+        }
+    )
+    try:
+        md = client.list_topics(timeout=timeout)
+    except Exception as exc:  # KafkaException: not answering yet
+        raise KctlError("the cluster does not answer yet", str(exc)) from exc
+    return {int(b) for b in md.brokers}

@@ -1,0 +1,620 @@
+"""A real Apache Kafka KRaft cluster on loopback: one controller quorum and N brokers, each a JVM
+started from the jars that :mod:`kctl.local.kafka_jars` finds.
+
+Layout (under kctl's state directory, ``local-cluster/``)::
+
+    cluster.json              what runs: version, cluster id, every node with port, pid, dirs
+    log4j2.properties         the broker logging (Kafka 4) or log4j.properties (Kafka 3)
+    node-<id>/server.properties
+    node-<id>/data-0 .. data-K    log dirs (brokers have --log-dirs of them; controllers one)
+    node-<id>/node.log        the JVM's stdout and stderr
+
+Controllers are separate processes (ids 1000, 1001, ...), so stopping brokers never stops the
+quorum: with brokers 1..N an operator can stop two of three and still ask the controller who
+leads what. Used by ``kctl local`` and by the test session, so both start it the same way.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from kctl.errors import KctlError
+from kctl.local.kafka_jars import KafkaRuntime, locate, require_java
+
+STATE_SUBDIR = "local-cluster"
+STATE_FILE = "cluster.json"
+CONTROLLER_BASE_ID = 1000
+HOST = "127.0.0.1"
+
+BROKER_HEAP = os.environ.get("KCTL_LOCAL_BROKER_HEAP", "768m")
+CONTROLLER_HEAP = os.environ.get("KCTL_LOCAL_CONTROLLER_HEAP", "256m")
+
+_LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.state.name = state.change.logger
+logger.state.level = WARN
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+logger.cleaner.name = kafka.log.LogCleaner
+logger.cleaner.level = INFO
+"""
+_LOG4J1 = """\
+log4j.rootLogger=INFO, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.state.change.logger=WARN
+log4j.logger.kafka.request.logger=WARN
+"""
+
+
+@dataclass
+class Node:
+    id: int
+    role: str  # "broker" or "controller"
+    port: int
+    directory: str
+    log_dirs: list[str]
+    pid: int | None = None
+
+    @property
+    def config(self) -> str:
+        return str(Path(self.directory) / "server.properties")
+
+    @property
+    def log(self) -> str:
+        return str(Path(self.directory) / "node.log")
+
+    @property
+    def address(self) -> str:
+        return f"{HOST}:{self.port}"
+
+
+@dataclass
+class Cluster:
+    version: str
+    cluster_id: str
+    libs: str
+    java: str
+    directory: str
+    nodes: list[Node] = field(default_factory=list)
+    started_at: float = 0.0
+    engine: str = "kafka"
+    jar_source: str = ""
+
+    @property
+    def brokers(self) -> list[Node]:
+        return [n for n in self.nodes if n.role == "broker"]
+
+    @property
+    def controllers(self) -> list[Node]:
+        return [n for n in self.nodes if n.role == "controller"]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(n.address for n in self.brokers)
+
+    def node(self, node_id: int) -> Node:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        ids = ", ".join(str(n.id) for n in self.nodes)
+        raise KctlError(f"no node {node_id} in the local cluster", f"its nodes are {ids}")
+
+    def broker(self, broker_id: int) -> Node:
+        node = self.node(broker_id)
+        if node.role != "broker":
+            raise KctlError(f"node {broker_id} is a controller, not a broker")
+        return node
+
+
+# --- state -----------------------------------------------------------------------------------
+
+
+def cluster_dir(state: Path) -> Path:
+    return state / STATE_SUBDIR
+
+
+def read_state(state: Path) -> Cluster | None:
+    path = cluster_dir(state) / STATE_FILE
+    try:
+        raw = json.loads(path.read_text())
+        nodes = [Node(**n) for n in raw.pop("nodes")]
+        return Cluster(**raw, nodes=nodes)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise KctlError(
+            f"the local cluster's state file {path} is unreadable",
+            f"{exc}; remove {cluster_dir(state)} after stopping its java processes",
+        ) from exc
+
+
+def write_state(cluster: Cluster) -> None:
+    path = Path(cluster.directory) / STATE_FILE
+    tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(cluster), indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+# --- processes -------------------------------------------------------------------------------
+
+
+# The JVMs this process started: their liveness comes from the Popen handle (exact, and
+# their exit status is kept for the error message).
+_children: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def exit_status(node: Node) -> int | None:
+    proc = _children.get(node.pid or 0)
+    return proc.poll() if proc is not None else None
+
+
+def node_alive(node: Node) -> bool:
+    """The recorded pid runs *this node's* JVM (command line names its server.properties): a
+    pid reused by another process is never taken for ours, and never signalled."""
+    if not node.pid:
+        return False
+    proc = _children.get(node.pid)
+    if proc is not None:
+        return proc.poll() is None
+    try:
+        cmdline = Path(f"/proc/{node.pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{node.pid}/stat").read_text()
+    except OSError:
+        return False
+    if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+        _reap(node.pid)
+        return False
+    if not cmdline:  # briefly empty while the kernel maps the process; it is not gone
+        return True
+    return b"kafka.Kafka" in cmdline and node.config.encode() in cmdline
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def log_tail(path: str | Path, lines: int = 15, errors_first: bool = True) -> str:
+    try:
+        text = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    if errors_first:
+        bad = [ln for ln in text if " ERROR " in ln or "Exception" in ln]
+        if bad:
+            return "\n".join(bad[-lines:])
+    return "\n".join(text[-lines:])
+
+
+def _java_args(cluster: Cluster, node: Node) -> list[str]:
+    heap = CONTROLLER_HEAP if node.role == "controller" else BROKER_HEAP
+    logging = Path(cluster.directory) / (
+        "log4j2.properties" if int(cluster.version.split(".")[0]) >= 4 else "log4j.properties"
+    )
+    log_prop = (
+        f"-Dlog4j2.configurationFile={logging}"
+        if logging.name.startswith("log4j2")
+        else f"-Dlog4j.configuration=file:{logging}"
+    )
+    return [
+        cluster.java,
+        "-Xms128m",
+        f"-Xmx{heap}",
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-XX:InitiatingHeapOccupancyPercent=35",
+        "-XX:+ExplicitGCInvokesConcurrent",
+        "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true",
+        log_prop,
+        "-cp",
+        str(Path(cluster.libs) / "*"),
+        "kafka.Kafka",
+        node.config,
+    ]
+
+
+def _spawn(cluster: Cluster, node: Node) -> None:
+    with open(node.log, "ab") as log:
+        proc = subprocess.Popen(
+            _java_args(cluster, node),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=node.directory,
+        )
+    node.pid = proc.pid
+    _children[proc.pid] = proc
+
+
+def _signal(node: Node, sig: int) -> bool:
+    if not node_alive(node):
+        return False
+    assert node.pid is not None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(node.pid, sig)
+    return True
+
+
+def _wait_dead(nodes: Iterable[Node], timeout: float) -> list[Node]:
+    """Wait until none of ``nodes`` runs; return those still running at the deadline."""
+    pending = [n for n in nodes if node_alive(n)]
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        time.sleep(0.1)
+        pending = [n for n in pending if node_alive(n)]
+    return pending
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+def new_cluster_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str]:
+    voters = ",".join(f"{c.id}@{c.address}" for c in cluster.controllers)
+    props: dict[str, str] = {
+        "process.roles": node.role,
+        "node.id": str(node.id),
+        "controller.quorum.voters": voters,
+        "controller.listener.names": "CONTROLLER",
+        "log.dirs": ",".join(node.log_dirs),
+    }
+    rf = min(3, brokers)
+    # Topic creation defaults: applied by the controller in Kafka 4.x, by the broker before.
+    props["num.partitions"] = "1"
+    props["default.replication.factor"] = str(rf)
+    if node.role == "controller":
+        props["listeners"] = f"CONTROLLER://{node.address}"
+        return props
+    props.update(
+        {
+            "listeners": f"PLAINTEXT://{node.address}",
+            "advertised.listeners": f"PLAINTEXT://{node.address}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "offsets.topic.replication.factor": str(rf),
+            # Fewer internal partitions than Kafka's 50: they start in a second on 2 cores.
+            "offsets.topic.num.partitions": "12",
+            "transaction.state.log.replication.factor": str(rf),
+            "transaction.state.log.min.isr": str(min(2, rf)),
+            "transaction.state.log.num.partitions": "8",
+            "share.coordinator.state.topic.replication.factor": str(rf),
+            "share.coordinator.state.topic.min.isr": str(min(2, rf)),
+            "share.coordinator.state.topic.num.partitions": "4",
+            # A rehearsal cluster: topics exist because somebody created them.
+            "auto.create.topics.enable": "false",
+            # Classic groups form at once instead of after Kafka's 3 s default delay.
+            "group.initial.rebalance.delay.ms": "0",
+            "log.cleaner.backoff.ms": "1000",
+        }
+    )
+    return props
+
+
+def _write_configs(cluster: Cluster, brokers: int) -> None:
+    base = Path(cluster.directory)
+    (base / "log4j2.properties").write_text(_LOG4J2)
+    (base / "log4j.properties").write_text(_LOG4J1)
+    for node in cluster.nodes:
+        Path(node.directory).mkdir(parents=True, exist_ok=True)
+        props = node_properties(cluster, node, brokers)
+        if cluster.version.startswith("3.") and node.role == "broker":
+            props.pop("share.coordinator.state.topic.replication.factor")
+            props.pop("share.coordinator.state.topic.min.isr")
+            props.pop("share.coordinator.state.topic.num.partitions")
+        text = "".join(f"{k}={v}\n" for k, v in props.items())
+        Path(node.config).write_text(text)
+
+
+def _format_storage(cluster: Cluster) -> None:
+    """kafka-storage.sh format on every node, all at once."""
+    procs: list[tuple[Node, subprocess.Popen[bytes]]] = []
+    for node in cluster.nodes:
+        args = _java_args(cluster, node)
+        args = [*args[: args.index("kafka.Kafka")], "kafka.tools.StorageTool"]
+        args += ["format", "-t", cluster.cluster_id, "-c", node.config, "--ignore-formatted"]
+        with open(node.log, "ab") as log:
+            procs.append((node, subprocess.Popen(args, stdout=log, stderr=log, cwd=node.directory)))
+    for node, proc in procs:
+        try:
+            code = proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = -9
+        if code != 0:
+            raise KctlError(
+                f"formatting the storage of node {node.id} failed (exit code {code})",
+                log_tail(node.log, 1) or node.log,
+            )
+
+
+# --- readiness -------------------------------------------------------------------------------
+
+LiveBrokers = Callable[[str, float], set[int]]
+
+
+def _live_brokers_default(bootstrap: str, timeout: float) -> set[int]:
+    from kctl.kafka.cluster import live_broker_ids
+
+    return live_broker_ids(bootstrap, timeout)
+
+
+def wait_ready(
+    cluster: Cluster,
+    want: set[int],
+    timeout: float,
+    live_brokers: LiveBrokers = _live_brokers_default,
+) -> None:
+    """Until every broker in ``want`` is registered and unfenced (in the metadata a broker
+    serves), or a node dies, or the deadline passes: each ends in one line naming the node."""
+    deadline = time.monotonic() + timeout
+    last: set[int] = set()
+    while True:
+        for node in cluster.nodes:
+            if node.pid and not node_alive(node) and (node.role == "controller" or node.id in want):
+                code = exit_status(node)
+                raise KctlError(
+                    f"Kafka node {node.id} ({node.role}) exited while starting"
+                    + (f" with exit code {code}" if code is not None else ""),
+                    log_tail(node.log, 1) or f"see {node.log}",
+                )
+        alive_bootstrap = ",".join(n.address for n in cluster.brokers if node_alive(n))
+        if alive_bootstrap:
+            with contextlib.suppress(KctlError):
+                last = live_brokers(alive_bootstrap, 2.0)
+            if want <= last and all(_answers(cluster.node(i)) for i in want):
+                return
+        if time.monotonic() > deadline:
+            missing = ", ".join(str(i) for i in sorted(want - last))
+            raise KctlError(
+                f"Kafka brokers {missing} did not register within {timeout:g}s",
+                f"see {Path(cluster.directory)}/node-*/node.log",
+            )
+        time.sleep(0.2)
+
+
+def _answers(node: Node) -> bool:
+    """This node's own listener answers (a restarted broker is up, not just still listed)."""
+    from kctl.local.broker import probe_api_versions
+
+    try:
+        probe_api_versions(HOST, node.port, timeout=1.0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_ports(count: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((HOST, 0))
+            socks.append(s)
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def plan_ports(port: int, brokers: int, controllers: int) -> tuple[list[int], list[int]]:
+    """Broker ports ``port .. port+N-1`` and controller ports from ``port+100``; with port 0,
+    free ports chosen by the system."""
+    if port == 0:
+        ports = _free_ports(brokers + controllers)
+        return ports[:brokers], ports[brokers:]
+    broker_ports = [port + i for i in range(brokers)]
+    controller_ports = [port + 100 + i for i in range(controllers)]
+    for p in (*broker_ports, *controller_ports):
+        if not 0 < p < 65536:
+            raise KctlError(f"port {p} is out of range", "choose a lower --port")
+        if not _port_free(p):
+            raise KctlError(f"cannot start the local cluster on {HOST}:{p}", "the port is in use")
+    return broker_ports, controller_ports
+
+
+def running(cluster: Cluster) -> list[Node]:
+    return [n for n in cluster.nodes if node_alive(n)]
+
+
+def start(
+    state: Path,
+    *,
+    brokers: int = 3,
+    controllers: int = 1,
+    log_dirs: int = 2,
+    port: int = 9092,
+    version: str | None = None,
+    kafka_home: str | None = None,
+    wait: float = 180.0,
+    live_brokers: LiveBrokers = _live_brokers_default,
+    on_progress: Callable[[str], None] = lambda _m: None,
+) -> tuple[Cluster, bool]:
+    """Start the cluster recorded under ``state`` or a new one; return (cluster, started_now).
+
+    A recorded cluster whose nodes all run is returned as it is; one with stopped nodes gets
+    them started again on its data (a crashed laptop, ``local down`` then ``up``)."""
+    if brokers < 1 or controllers < 1 or log_dirs < 1:
+        raise KctlError("--brokers, --controllers and --log-dirs must each be at least 1")
+    existing = read_state(state)
+    if existing is not None:
+        if len(running(existing)) == len(existing.nodes):
+            return existing, False
+        return _restart(existing, wait, live_brokers, on_progress), True
+    java = require_java()
+    runtime: KafkaRuntime = locate(version, kafka_home)
+    on_progress(f"Apache Kafka {runtime.version} from {runtime.source} ({runtime.libs})")
+    directory = cluster_dir(state)
+    directory.mkdir(parents=True, exist_ok=True)
+    broker_ports, controller_ports = plan_ports(port, brokers, controllers)
+    cluster = Cluster(
+        version=runtime.version,
+        cluster_id=new_cluster_id(),
+        libs=str(runtime.libs),
+        java=java,
+        directory=str(directory),
+        jar_source=runtime.source,
+    )
+    for i, p in enumerate(controller_ports):
+        nid = CONTROLLER_BASE_ID + i
+        home = directory / f"node-{nid}"
+        cluster.nodes.append(Node(nid, "controller", p, str(home), [str(home / "metadata")]))
+    for i, p in enumerate(broker_ports):
+        nid = i + 1
+        home = directory / f"node-{nid}"
+        dirs = [str(home / f"data-{k}") for k in range(log_dirs)]
+        cluster.nodes.append(Node(nid, "broker", p, str(home), dirs))
+    _write_configs(cluster, brokers)
+    write_state(cluster)
+    try:
+        _format_storage(cluster)
+        cluster.started_at = time.time()
+        for node in cluster.nodes:
+            _spawn(cluster, node)
+        write_state(cluster)
+        wait_ready(cluster, {b.id for b in cluster.brokers}, wait, live_brokers)
+    except BaseException:
+        kill_all(cluster)
+        raise
+    return cluster, True
+
+
+def _restart(
+    cluster: Cluster, wait: float, live_brokers: LiveBrokers, on_progress: Callable[[str], None]
+) -> Cluster:
+    stopped = [n for n in cluster.nodes if not node_alive(n)]
+    on_progress("starting stopped nodes " + ", ".join(str(n.id) for n in stopped))
+    for node in sorted(stopped, key=lambda n: n.role != "controller"):
+        _spawn(cluster, node)
+    write_state(cluster)
+    wait_ready(cluster, {b.id for b in cluster.brokers}, wait, live_brokers)
+    return cluster
+
+
+def stop_nodes(cluster: Cluster, nodes: list[Node], timeout: float = 60.0) -> list[Node]:
+    """SIGTERM (a controlled shutdown: leadership moves away first), SIGKILL after ``timeout``.
+    Returns the nodes that were running."""
+    was = [n for n in nodes if _signal(n, signal.SIGTERM)]
+    for n in _wait_dead(was, timeout):
+        _signal(n, signal.SIGKILL)
+    _wait_dead(was, 10)
+    for n in was:
+        if n.pid:
+            _reap(n.pid)
+    write_state(cluster)
+    return was
+
+
+def kill_nodes(cluster: Cluster, nodes: list[Node]) -> list[Node]:
+    """SIGKILL: the node dies as in a power cut (no controlled shutdown, no flush)."""
+    was = [n for n in nodes if _signal(n, signal.SIGKILL)]
+    _wait_dead(was, 10)
+    for n in was:
+        if n.pid:
+            _reap(n.pid)
+    write_state(cluster)
+    return was
+
+
+def kill_all(cluster: Cluster) -> None:
+    kill_nodes(cluster, cluster.nodes)
+
+
+def stop(state: Path, timeout: float = 60.0, remove: bool = False) -> Cluster | None:
+    """Stop every node (brokers first, then the controllers); with ``remove``, delete the data."""
+    cluster = read_state(state)
+    if cluster is None:
+        return None
+    stop_nodes(cluster, cluster.brokers, timeout)
+    stop_nodes(cluster, cluster.controllers, timeout)
+    if remove:
+        import shutil
+
+        shutil.rmtree(cluster.directory, ignore_errors=True)
+    return cluster
+
+
+def stop_broker(state: Path, broker_id: int, timeout: float = 60.0) -> bool:
+    cluster = require_state(state)
+    return bool(stop_nodes(cluster, [cluster.broker(broker_id)], timeout))
+
+
+def kill_broker(state: Path, broker_id: int) -> bool:
+    cluster = require_state(state)
+    return bool(kill_nodes(cluster, [cluster.broker(broker_id)]))
+
+
+def start_broker(
+    state: Path,
+    broker_id: int,
+    wait: float = 120.0,
+    live_brokers: LiveBrokers = _live_brokers_default,
+) -> bool:
+    """Start one stopped broker on its data and wait until it is registered again; False when
+    it was already running."""
+    cluster = require_state(state)
+    node = cluster.broker(broker_id)
+    if node_alive(node):
+        return False
+    _spawn(cluster, node)
+    write_state(cluster)
+    wait_ready(cluster, {broker_id}, wait, live_brokers)
+    return True
+
+
+def require_state(state: Path) -> Cluster:
+    cluster = read_state(state)
+    if cluster is None:
+        raise KctlError("no local Kafka cluster", "start one with: kctl local up --engine kafka")
+    return cluster
+
+
+def status_rows(cluster: Cluster) -> list[dict[str, object]]:
+    return [
+        {
+            "id": n.id,
+            "role": n.role,
+            "address": n.address,
+            "pid": n.pid if node_alive(n) else None,
+            "alive": node_alive(n),
+            "log_dirs": len(n.log_dirs),
+            "log": n.log,
+        }
+        for n in sorted(cluster.nodes, key=lambda n: (n.role != "broker", n.id))
+    ]
