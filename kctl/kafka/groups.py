@@ -3,7 +3,9 @@
 The cost of a lag check does not grow with the number of groups or partitions:
 
 - FindCoordinator: one request for all groups (v4+, KIP-699; one per group on older brokers);
-- DescribeGroups: one request per coordinator for all of its groups;
+- DescribeGroups: one request per coordinator for all of its groups; the groups it answers
+  Dead (groups of the consumer protocol, KIP-848, are unknown to it) are described again with
+  ConsumerGroupDescribe through librdkafka;
 - OffsetFetch: one request per coordinator for all of its groups (v8+, KIP-709; one per group
   on older brokers);
 - ListOffsets: one request per partition leader and per spec (earliest, latest) for every
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kctl.errors import ConnectionFailed, KctlError, NotFoundError, UnsupportedByBroker
-from kctl.kafka.client import Admin
+from kctl.kafka.client import Admin, error_name, error_text
 from kctl.kafka.lagmath import TP, lag_of
 
 ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
@@ -56,6 +58,7 @@ class Group:
     assignor: str | None
     coordinator: int | None
     members: list[Member] = field(default_factory=list)
+    type: str = "classic"  # classic | consumer (KIP-848), as the describing request tells
 
     @property
     def active(self) -> bool:
@@ -239,8 +242,8 @@ class GroupReader:
     # -- DescribeGroups -------------------------------------------------------------------
 
     def describe(self, group_ids: list[str]) -> dict[str, Group]:
-        """DescribeGroups, one request per coordinator. A group the coordinator does not know is
-        reported as Kafka does: state Dead, no members."""
+        """DescribeGroups, one request per coordinator; ConsumerGroupDescribe for the groups it
+        answers Dead. A group neither knows is reported as Kafka does: state Dead, no members."""
         from kafka.protocol.admin import DescribeGroupsRequest
 
         out: dict[str, Group] = {}
@@ -267,6 +270,11 @@ class GroupReader:
 
         if group_ids:
             self._per_coordinator(group_ids, ask, "describing groups")
+        # DescribeGroups only knows classic groups: a group of the consumer protocol (KIP-848)
+        # answers Dead with no members there. Those go through ConsumerGroupDescribe.
+        dead = [gid for gid in group_ids if gid in out and out[gid].state == "Dead"]
+        if dead:
+            out.update(describe_consumer_protocol(self.admin, dead))
         return {gid: out[gid] for gid in group_ids if gid in out}
 
     # -- OffsetFetch ----------------------------------------------------------------------
@@ -307,7 +315,9 @@ class GroupReader:
                         for g in gids
                     ],
                     require_stable=False,
+                    # v10 (Kafka 4.1+) answers topic ids instead of names: stay at v9.
                     min_version=8,
+                    max_version=9,
                 )
                 response = self.send(request, "fetching committed offsets", node_id=node)
                 for g in response.groups:
@@ -393,6 +403,51 @@ def _member(m: Any) -> Member:
         host=m.client_host,
         assignment=sorted(tps),
     )
+
+
+def describe_consumer_protocol(admin: Admin, group_ids: list[str]) -> dict[str, Group]:
+    """ConsumerGroupDescribe (KIP-848) through librdkafka's ``describe_consumer_groups`` for
+    groups that DescribeGroups answered Dead. librdkafka sends ConsumerGroupDescribe and falls
+    back to DescribeGroups for classic groups; a group neither knows is left out (the caller
+    keeps its Dead answer)."""
+    from confluent_kafka import KafkaException
+
+    futures = admin.client.describe_consumer_groups(group_ids, request_timeout=admin.timeout)
+    out: dict[str, Group] = {}
+    for gid, fut in futures.items():
+        try:
+            d = fut.result(timeout=admin.timeout + 5)
+        except KafkaException as exc:
+            if error_name(exc) in ("GROUP_ID_NOT_FOUND", "GROUP_NOT_FOUND"):
+                continue
+            raise KctlError(f"describing group {gid!r}", error_text(exc)) from exc
+        type_name = getattr(getattr(d, "type", None), "name", "UNKNOWN").lower()
+        state = _state(d.state)
+        if type_name != "consumer" or state == "Dead":
+            continue
+        members = [
+            Member(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                host=m.host,
+                assignment=sorted(
+                    (tp.topic, tp.partition)
+                    for tp in (m.assignment.topic_partitions if m.assignment else [])
+                ),
+            )
+            for m in d.members
+        ]
+        out[gid] = Group(
+            group=gid,
+            state=state,
+            protocol_type="consumer",
+            assignor=d.partition_assignor or None,
+            coordinator=d.coordinator.id if d.coordinator is not None else None,
+            members=sorted(members, key=lambda m: m.member_id),
+            type="consumer",
+        )
+    return out
 
 
 def describe(admin: Admin, group_ids: list[str]) -> dict[str, Group]:

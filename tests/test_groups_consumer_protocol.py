@@ -1,0 +1,173 @@
+"""kctl groups on groups of the new consumer protocol (KIP-848, ``group.protocol=consumer``),
+with real confluent-kafka consumers: DescribeGroups answers Dead for them, so kctl must go
+through ConsumerGroupDescribe to see their state, members and assignments."""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+
+import pytest
+from conftest import unique, wait_for
+
+PER_PARTITION = 10  # records in each of the 2 partitions
+
+
+@pytest.fixture(scope="module")
+def topic(bootstrap) -> str:
+    """A topic of 2 partitions x 10 records (one record per batch); each test has its group."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = unique("kip848")
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, 2, 1)])[name].result(timeout=30)
+    wait_for(lambda: name in admin.list_topics(timeout=10).topics, f"topic {name} visible")
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for i in range(PER_PARTITION):
+        for part in range(2):
+            p.produce(name, b"v%d" % i, partition=part)
+            p.flush(10)
+    return name
+
+
+@contextmanager
+def consumer_protocol_member(bootstrap: str, topic: str, group: str, commit: dict[int, int]):
+    """A live member of ``group`` on the consumer protocol, subscribed to ``topic`` and owning
+    both partitions, that committed ``commit`` (partition -> offset). Closed on exit (it leaves
+    the group at once: KIP-848 members send a leave heartbeat)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while len(c.assignment()) < 2 and time.monotonic() < deadline:
+            c.poll(0.2)
+        assert len(c.assignment()) == 2, f"the consumer got {c.assignment()} of {topic}"
+        c.commit(
+            offsets=[TopicPartition(topic, p, o) for p, o in commit.items()], asynchronous=False
+        )
+        yield c
+    finally:
+        c.close()
+
+
+def _json(kctl, *args: str):
+    r = kctl(*args, "-o", "json")
+    assert r.code == 0, r
+    return json.loads(r.stdout)
+
+
+def _listed(kctl, group: str) -> dict | None:
+    return {g["group"]: g for g in _json(kctl, "groups", "list")}.get(group)
+
+
+def test_list_and_describe_show_a_consumer_protocol_group_and_its_member(kctl, bootstrap, topic):
+    group = unique("cp")
+    with consumer_protocol_member(bootstrap, topic, group, {0: 3, 1: 6}) as c:
+        member_id = c.memberid()
+        listed = _listed(kctl, group)
+        assert listed is not None
+        assert listed["type"] == "consumer" and listed["state"] == "Stable"
+        assert listed["members"] == 1 and listed["protocol_type"] == "consumer"
+        assert listed["assignor"] in ("uniform", "range") and listed["coordinator"] >= 0
+        assert group in {g["group"] for g in _json(kctl, "groups", "list", "--type", "consumer")}
+        assert group not in {g["group"] for g in _json(kctl, "groups", "list", "--type", "classic")}
+
+        (state,) = _json(kctl, "groups", "describe", group, "--state")
+        assert state["state"] == "Stable" and state["members"] == 1
+        assert state["coordinator"] == listed["coordinator"]
+
+        (member,) = _json(kctl, "groups", "describe", group, "--members")
+        assert member["member_id"] == member_id
+        assert member["assignment"] == [f"{topic}:0", f"{topic}:1"]
+        assert member["partitions"] == 2 and member["host"]
+
+        offsets = _json(kctl, "groups", "describe", group)
+        assert [(r["partition"], r["current_offset"], r["lag"], r["consumer_id"])
+                for r in offsets] == [(0, 3, 7, member_id), (1, 6, 4, member_id)]  # fmt: skip
+
+
+def test_lag_of_a_consumer_protocol_group_names_the_owner(kctl, bootstrap, topic):
+    group = unique("cplag")
+    with consumer_protocol_member(bootstrap, topic, group, {0: 2, 1: 9}) as c:
+        doc = _json(kctl, "groups", "lag", group)
+        rows = {r["partition"]: r for r in doc["partitions"]}
+        assert {p: (r["committed_offset"], r["log_end_offset"], r["lag"])
+                for p, r in rows.items()} == {0: (2, 10, 8), 1: (9, 10, 1)}  # fmt: skip
+        assert doc["groups"] == [{"group": group, "lag": 9}]
+        assert {r["member_id"] for r in rows.values()} == {c.memberid()}
+        assert {r["group_state"] for r in rows.values()} == {"Stable"}
+    # After the member left: Empty, the committed offsets stay, nobody owns them.
+    wait_for(
+        lambda: (
+            {r["group_state"] for r in _json(kctl, "groups", "lag", group)["partitions"]}
+            == {"Empty"}
+        ),
+        "the group to be Empty after its member closed",
+    )
+    rows = {r["partition"]: r for r in _json(kctl, "groups", "lag", group)["partitions"]}
+    assert {p: (r["lag"], r["member_id"]) for p, r in rows.items()} == {
+        0: (8, None),
+        1: (1, None),
+    }
+    (state,) = _json(kctl, "groups", "describe", group, "--state")
+    assert state["state"] == "Empty" and state["members"] == 0
+
+
+def test_reset_is_refused_while_a_member_runs_and_works_once_it_stopped(kctl, bootstrap, topic):
+    group = unique("cpreset")
+    with consumer_protocol_member(bootstrap, topic, group, {0: 4, 1: 5}):
+        r = kctl("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", "--execute")
+        assert r.code == 1, r
+        assert "refusing to reset offsets" in r.stderr and "1 active member(s)" in r.stderr
+        assert "state Stable" in r.stderr
+        r = kctl("groups", "delete", group, "--yes")
+        assert r.code == 1 and f"refusing to delete group '{group}'" in r.stderr
+    wait_for(
+        lambda: (_listed(kctl, group) or {}).get("state") == "Empty",
+        "the group to be Empty after its member closed",
+    )
+    r = kctl("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", "--execute",
+             "-o", "json")  # fmt: skip
+    assert r.code == 0, r
+    assert [(row["partition"], row["current"], row["target"]) for row in json.loads(r.stdout)] \
+        == [(0, 4, 0), (1, 5, 0)]  # fmt: skip
+    rows = {r["partition"]: r for r in _json(kctl, "groups", "lag", group)["partitions"]}
+    assert {p: (r["committed_offset"], r["lag"]) for p, r in rows.items()} == {
+        0: (0, 10),
+        1: (0, 10),
+    }
+    r = kctl("groups", "reset-offsets", group, "--topic", f"{topic}:1", "--shift-by", "+7",
+             "--execute")  # fmt: skip
+    assert r.code == 0, r
+    assert {r["partition"]: r["current_offset"] for r in _json(kctl, "groups", "describe", group)} \
+        == {0: 0, 1: 7}  # fmt: skip
+    # A new member starts where the reset put the group (the broker kept the commit).
+    from confluent_kafka import Consumer
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+                  "enable.auto.commit": False, "auto.offset.reset": "latest"})  # fmt: skip
+    try:
+        c.subscribe([topic])
+        seen: dict[int, list[int]] = {0: [], 1: []}
+        deadline = time.monotonic() + 30
+        while (len(seen[0]) < 10 or len(seen[1]) < 3) and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                seen[m.partition()].append(m.offset())
+    finally:
+        c.close()
+    assert seen == {0: list(range(10)), 1: [7, 8, 9]}
+    r = kctl("groups", "delete", group, "--yes")
+    assert r.code == 0, r
