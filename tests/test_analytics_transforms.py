@@ -65,9 +65,33 @@ def test_current_lag_zero_is_ok_whatever_came_before(spark):  # noqa: F811
     assert statuses(spark, [10, 10, 10, 50], [50, 50, 50, 50])[-1] == "OK"
 
 
-def test_negative_lag_counts_as_zero(spark):  # noqa: F811
-    # the committed offset ran ahead of a log end offset fetched earlier
-    assert statuses(spark, [10, 20, 60], [30, 40, 50])[-1] == "OK"
+def test_negative_lag_is_never_ok(spark):  # noqa: F811
+    # A sample reads the commit before the log end, so a negative lag is real: the log ends
+    # before the commit (truncated or recreated under it). Burrow would store 0 and say OK.
+    assert statuses(spark, [10, 20, 60], [30, 40, 50]) == ["STALL", "WARN", "NEGATIVE"]
+    # caught up (lag 0) and then the log is cut under the commit: NEGATIVE, not OK
+    assert statuses(spark, [50, 50, 50], [50, 50, 20])[-1] == "NEGATIVE"
+
+
+def test_a_negative_lag_in_the_window_is_not_the_lag_zero_of_rule_1(spark):  # noqa: F811
+    # lags -10, 10, 20, 30 with offsets advancing: no lag zero in the window, lag growing: WARN
+    got = statuses(spark, [60, 60, 70, 80], [50, 70, 90, 110])
+    assert got == ["NEGATIVE", "STALL", "WARN", "WARN"]
+
+
+def test_negative_lag_makes_the_group_err_and_the_topic_negative(spark):  # noqa: F811
+    ok = series([0, 10, 20], [0, 10, 20], partition=0)  # lag 0 throughout: OK
+    cut = series([10, 20, 500], [10, 20, 100], partition=1)  # lags 0, 0, -400
+    enriched = T.enrich(frame(spark, ok + cut), 4)
+    parts = {r["partition"]: r for r in T.partition_summary(enriched).collect()}
+    assert (parts[0]["status"], parts[1]["status"]) == ("OK", "NEGATIVE")
+    assert parts[1]["lag"] == -400 and parts[1]["catch_up_s"] is None
+    topic = T.rollup(T.series(enriched, T.TOPIC_KEYS), T.partition_summary(enriched),
+                     T.TOPIC_KEYS).first()  # fmt: skip
+    group = T.rollup(T.series(enriched, T.GROUP_KEYS), T.partition_summary(enriched),
+                     T.GROUP_KEYS).first()  # fmt: skip
+    assert topic["status"] == "NEGATIVE" and group["status"] == "ERR"
+    assert group["lag"] == 0  # the negative partition counts 0 in the sum, not -400
 
 
 def test_sample_without_a_committed_offset_has_no_status(spark):  # noqa: F811
@@ -93,6 +117,7 @@ def test_group_status_is_the_worst_partition_with_stop_stall_rewind_as_err(spark
     assert _group_status(spark, ["WARN", "STOP"]) == "ERR"
     assert _group_status(spark, ["OK", "STALL"]) == "ERR"
     assert _group_status(spark, ["REWIND", "OK"]) == "ERR"
+    assert _group_status(spark, ["NEGATIVE", "OK"]) == "ERR"
     assert _group_status(spark, [None, "OK"]) == "OK"
 
 

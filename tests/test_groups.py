@@ -355,3 +355,48 @@ def test_delete_offsets_works_or_names_the_missing_api(kctl, bootstrap, topic, l
         pytest.skip("the broker does not support OffsetDelete: only its refusal was checked")
     assert r.code == 0, r
     assert set(_lag(kctl, group)) == {1}
+
+
+def test_a_commit_beyond_the_log_end_is_flagged_warned_and_never_ok(
+    kctl, bootstrap, topic, tmp_path
+):
+    # Kafka takes any offset in OffsetCommit: commit 500 where partition 0's log ends at 10,
+    # what a truncated or recreated log leaves behind a group.
+    group = unique("neg")
+    _commit(bootstrap, group, {(topic, 0): 500, (topic, 1): 3})
+    samples = tmp_path / "lag.jsonl"
+    r = kctl("groups", "lag", group, "--record", str(samples), "-o", "json")
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    rows = {row["partition"]: row for row in doc["partitions"]}
+    assert (rows[0]["lag"], rows[0]["flag"]) == (-490, "negative_lag")
+    assert (rows[1]["lag"], rows[1]["flag"]) == (7, None)
+    assert doc["groups"] == [{"group": group, "lag": 7}]  # -490 does not hide partition 1's 7
+    assert r.stderr == (
+        f"kctl: warning: negative lag -490 in group '{group}', topic '{topic}' partition 0: "
+        "committed offset 500 is beyond the log end offset 10 (the log was truncated or the "
+        "topic recreated under the commit; a consumer will get OFFSET_OUT_OF_RANGE and reset)\n"
+    )
+    recorded = [json.loads(line) for line in samples.read_text().splitlines()]
+    assert {row["partition"]: row["lag"] for row in recorded} == {0: -490, 1: 7}
+    assert "flag" not in recorded[0]  # the lag-sample schema is unchanged
+    # --fail-above judges the total without the negative partition
+    assert kctl("groups", "lag", group, "--fail-above", "7").code == 0
+    assert kctl("groups", "lag", group, "--fail-above", "6").code == 3
+    # the table view shows the flag too, and describe warns the same way
+    r = kctl("groups", "lag", group)
+    line = next(x for x in r.stdout.splitlines() if x.split("\t")[2:3] == ["0"])
+    assert line.split("\t")[3:7] == ["500", "10", "-490", "negative_lag"]
+    r = kctl("groups", "describe", group)
+    assert r.code == 0 and "kctl: warning: negative lag -490" in r.stderr
+    # analytics: the partition is NEGATIVE and the group ERR, never OK
+    assert kctl("groups", "lag", group, "--record", str(samples)).code == 0
+    r = kctl("analytics", "lag", str(samples), "--level", "partition", "--master", "local[1]",
+             "-o", "json", timeout=240)  # fmt: skip
+    assert r.code == 0, r
+    parts = {p["partition"]: p for p in json.loads(r.stdout)["partitions"]}
+    assert parts[0]["status"] == "NEGATIVE" and parts[0]["lag"] == -490
+    r = kctl("analytics", "lag", str(samples), "--master", "local[1]", "-o", "json", timeout=240)
+    assert r.code == 0, r
+    (g,) = json.loads(r.stdout)["groups"]
+    assert g["group"] == group and g["status"] == "ERR"

@@ -32,6 +32,28 @@ def test_a_commit_beyond_the_log_end_shows_as_negative_lag_not_zero():
     assert L.lag_of(60, 50) == -10
 
 
+def _row(partition, committed, end, group="g", topic="t"):
+    return {"group": group, "topic": topic, "partition": partition,
+            "committed_offset": committed, "log_end_offset": end,
+            "lag": L.lag_of(committed, end)}  # fmt: skip
+
+
+def test_negative_lag_is_flagged_and_counts_zero_in_totals():
+    rows = [_row(0, 500, 100), _row(1, 3, 10), _row(2, -1, 10), _row(0, 5, 5, topic="u")]
+    assert [L.lag_flag(r["lag"]) for r in rows] == ["negative_lag", None, None, None]
+    groups, topics = L.lag_totals(rows)
+    # -400 does not hide partition 1's lag of 7; no commit and lag 0 add nothing
+    assert groups == {"g": 7} and topics == {("g", "t"): 7, ("g", "u"): 0}
+    assert [L.counted_lag(v) for v in (-400, 0, None, 7)] == [0, 0, 0, 7]
+
+
+def test_negative_lag_warning_names_group_topic_partition_and_offsets():
+    text = L.negative_lag_warning(_row(3, 500, 100, group="app", topic="orders"))
+    assert text.startswith("negative lag -400 in group 'app', topic 'orders' partition 3: ")
+    assert "committed offset 500 is beyond the log end offset 100" in text
+    assert "\n" not in text
+
+
 def test_each_spec_targets_and_deltas():
     assert _targets("earliest") == {T0: (5, -5, None), T1: (0, None, None)}
     assert _targets("latest") == {T0: (50, 40, None), T1: (20, None, None)}

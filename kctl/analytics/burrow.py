@@ -16,6 +16,13 @@ offset, the commit's timestamp and the lag when it arrived, plus the partition's
 A group's status is the worst of its partitions', where anything worse than ERR (STOP, STALL,
 REWIND) is reported as ERR.
 
+Negative lag, our addition: Burrow stores a negative lag as 0 (its lag comes from a log end
+fetched before the commit arrived), so a partition whose log ends before its commit is OK there.
+A lag sample reads the committed offset *before* the log end, so a negative lag in it is real:
+the log was truncated or recreated under the commit and the consumer's position is out of
+range. Such a sample is never OK: its status is NEGATIVE (the most severe; ERR for the group),
+and a negative lag in the window does not count as the "lag zero" of rule 1.
+
 Our window is the last N *samples* (``groups lag --record`` rows) of each group/topic/partition.
 A sample does not carry the commit's timestamp, so one is derived: while a live member owns the
 partition (``member_id`` is set) the consumer is taken to be committing at the sample's time;
@@ -36,14 +43,25 @@ if TYPE_CHECKING:
 PARTITION_KEYS = ("cluster", "group", "topic", "partition")
 
 # Burrow's StatusConstant order (protocol.go): NOTFOUND < OK < WARN < ERR < STOP < STALL < REWIND.
-SEVERITY = {"NOTFOUND": 0, "OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
+# NEGATIVE (a committed offset beyond the log end) is kctl's own, the most severe.
+SEVERITY = {
+    "NOTFOUND": 0,
+    "OK": 1,
+    "WARN": 2,
+    "ERR": 3,
+    "STOP": 4,
+    "STALL": 5,
+    "REWIND": 6,
+    "NEGATIVE": 7,
+}
 DEFAULT_WINDOW = 10  # Burrow's storage "intervals" default
 
 
 def with_partition_status(df: DataFrame, window: int = DEFAULT_WINDOW) -> DataFrame:
-    """Add ``status`` (OK/WARN/STOP/STALL/REWIND, null for a sample without a committed
-    offset) and ``window_complete`` (entries in the window / N) to every sample: the status
-    of its group/topic/partition over the window of the last ``window`` samples ending there.
+    """Add ``status`` (OK/WARN/STOP/STALL/REWIND/NEGATIVE, null for a sample without a
+    committed offset) and ``window_complete`` (entries in the window / N) to every sample:
+    the status of its group/topic/partition over the window of the last ``window`` samples
+    ending there.
 
     Input columns: the lag sample's ``ts_ms, cluster, group, topic, partition,
     committed_offset, lag, member_id``."""
@@ -60,8 +78,10 @@ def with_partition_status(df: DataFrame, window: int = DEFAULT_WINDOW) -> DataFr
 
     committed = F.col("committed_offset") >= 0
     offset = F.when(committed, F.col("committed_offset"))
-    # Burrow stores a negative lag (head fetched before the commit) as zero.
+    # Burrow stores a negative lag (head fetched before the commit) as zero; kept for the lag
+    # deltas, but a negative lag is not "lag zero" (``_min_lag`` skips it) and is NEGATIVE.
     lag0 = F.when(committed, F.greatest(F.coalesce(F.col("lag"), F.lit(0)), F.lit(0)))
+    negative = committed & (F.coalesce(F.col("lag"), F.lit(0)) < 0)
     # Three window levels, each one select (one Window operator over the sorted partition):
     # the previous sample, the last change of the committed offset, the frame aggregates.
     df = df.select(
@@ -87,7 +107,7 @@ def with_partition_status(df: DataFrame, window: int = DEFAULT_WINDOW) -> DataFr
     df = df.withColumn("_commit_ts", commit_ts)
     aggregates = [
         F.count("_off").over(frame).alias("_entries"),
-        F.min("_lag0").over(frame).alias("_min_lag"),
+        F.min(F.when(~negative, F.col("_lag0"))).over(frame).alias("_min_lag"),
         F.first("_commit_ts", ignorenulls=True).over(frame).alias("_first_commit_ts"),
     ]
     if pairs is not None:
@@ -110,6 +130,7 @@ def with_partition_status(df: DataFrame, window: int = DEFAULT_WINDOW) -> DataFr
     stopped = (F.col("ts_ms") - last_commit_ts) > (last_commit_ts - F.col("_first_commit_ts"))
     status = (
         F.when(~committed, F.lit(None).cast("string"))
+        .when(negative, "NEGATIVE")
         .when((F.col("_lag0") == 0) | (F.col("_min_lag") == 0), "OK")
         .when(rewind, "REWIND")
         .when(stopped, "STOP")
@@ -145,8 +166,9 @@ def worst_status(status: Column) -> Column:
 
 
 def group_status(status: Column) -> Column:
-    """Aggregate: a group's status from its partitions' — the worst, where STOP, STALL and
-    REWIND count as ERR (Burrow's evaluateConsumerStatus). OK when no partition has one."""
+    """Aggregate: a group's status from its partitions' — the worst, where STOP, STALL,
+    REWIND and NEGATIVE count as ERR (Burrow's evaluateConsumerStatus). OK when no partition
+    has one."""
     from pyspark.sql import functions as F
 
     worst = F.max(severity(status))

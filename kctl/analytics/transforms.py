@@ -183,11 +183,16 @@ def _slope(x: Column, y: Column) -> Column:
 
 def _catch_up(lag: Column, consumption: Column, production: Column) -> Column:
     """Seconds to reach lag 0 at the net rate consumption - production; 0 when caught up,
-    null when the net rate does not shrink the lag."""
+    null when the net rate does not shrink the lag or the lag is negative (a commit beyond the
+    log end is not caught up: the consumer's position is out of range)."""
     from pyspark.sql import functions as F
 
     net = consumption - production
-    return F.when(lag <= 0, F.lit(0.0)).when(net > 0, lag / net)
+    return (
+        F.when(lag < 0, F.lit(None).cast("double"))
+        .when(lag == 0, F.lit(0.0))
+        .when(net > 0, lag / net)
+    )
 
 
 def _lag_stats() -> list[Column]:
@@ -240,8 +245,8 @@ def partition_summary(enriched: DataFrame) -> DataFrame:
 
 def series(enriched: DataFrame, keys: tuple[str, ...]) -> DataFrame:
     """Lag over time at a coarser level (``TOPIC_KEYS`` or ``GROUP_KEYS``): per key and sample
-    time the summed lag, the largest time lag and the worst status (Burrow's group rule at the
-    group level)."""
+    time the summed lag (a negative partition lag counts 0, as in ``groups lag`` totals), the
+    largest time lag and the worst status (Burrow's group rule at the group level)."""
     from pyspark.sql import functions as F
 
     status = (
@@ -250,7 +255,7 @@ def series(enriched: DataFrame, keys: tuple[str, ...]) -> DataFrame:
         else burrow.worst_status(F.col("status"))
     )
     return enriched.groupBy(*keys, "ts_ms").agg(
-        F.sum("lag").alias("lag"),
+        F.sum(F.when(F.col("lag") < 0, F.lit(0)).otherwise(F.col("lag"))).alias("lag"),
         F.max("time_lag_s").alias("time_lag_s"),
         F.max_by("time_lag_extrapolated", F.col("time_lag_s")).alias("time_lag_extrapolated"),
         status.alias("status"),

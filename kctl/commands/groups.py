@@ -180,6 +180,7 @@ def describe(
     for gid in ids:
         if not any(r["group"] == gid for r in rows):
             note(f"group {gid!r} has no active members and no committed offsets")
+    _warn_negative_lags(rows)
     emit(
         Output(
             shown,
@@ -189,13 +190,20 @@ def describe(
     )  # fmt: skip
 
 
-def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
-    group_totals: dict[str, int] = {}
-    topic_totals: dict[tuple[str, str], int] = {}
+def _warn_negative_lags(rows: list[dict]) -> None:
+    """One stderr warning per partition whose committed offset is beyond its log end."""
+    from kctl.kafka.lagmath import lag_flag, negative_lag_warning
+
     for r in rows:
-        group_totals[r["group"]] = group_totals.get(r["group"], 0) + (r["lag"] or 0)
-        key = (r["group"], r["topic"])
-        topic_totals[key] = topic_totals.get(key, 0) + (r["lag"] or 0)
+        if lag_flag(r["lag"]):
+            note(f"kctl: warning: {negative_lag_warning(r)}")
+
+
+def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
+    from kctl.kafka.lagmath import lag_flag, lag_totals
+
+    group_totals, topic_totals = lag_totals(rows)
+    rows = [{**r, "flag": lag_flag(r["lag"])} for r in rows]
     doc = {
         "ts_ms": ts_ms,
         "partitions": rows,
@@ -214,7 +222,7 @@ def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
         footer.append({"group": g, "topic": "TOTAL", "lag": total})
     columns = cols(
         "group", "topic", "partition:>", "committed_offset:>", "log_end_offset:>", "lag:>",
-        "member_id", "host",
+        "flag", "member_id", "host",
     )  # fmt: skip
     return Output(rows, columns, doc=doc, footer=footer), group_totals
 
@@ -274,6 +282,7 @@ def lag(
                 n = record_samples(record, rows, cluster_id, ts_ms)
                 if watch:
                     note(f"recorded {n} sample(s) to {record}")
+            _warn_negative_lags(rows)
             out, group_totals = _lag_output(rows, ts_ms)
             if watch and sys.stdout.isatty():
                 sys.stdout.write("\x1b[2J\x1b[H")

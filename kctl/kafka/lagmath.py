@@ -23,6 +23,44 @@ def lag_of(committed: int | None, log_end: int) -> int | None:
     return log_end - committed
 
 
+NEGATIVE_LAG = "negative_lag"  # the flag of a partition whose log ends before its commit
+
+
+def counted_lag(lag: int | None) -> int:
+    """A partition's share of a total: a negative lag counts 0, so a commit beyond the log end
+    of one partition never hides the lag of another (and no lag is 0)."""
+    return lag if lag is not None and lag > 0 else 0
+
+
+def lag_flag(lag: int | None) -> str | None:
+    """``negative_lag`` when the committed offset is beyond the log end (the log was truncated
+    or the topic recreated under the commit: a consumer will be answered OFFSET_OUT_OF_RANGE
+    and reset by its auto.offset.reset), else None."""
+    return NEGATIVE_LAG if lag is not None and lag < 0 else None
+
+
+def negative_lag_warning(row: dict[str, Any]) -> str:
+    """One line for stderr naming the group, topic and partition of a negative lag."""
+    return (
+        f"negative lag {row['lag']} in group {row['group']!r}, topic {row['topic']!r} "
+        f"partition {row['partition']}: committed offset {row['committed_offset']} is beyond "
+        f"the log end offset {row['log_end_offset']} (the log was truncated or the topic "
+        "recreated under the commit; a consumer will get OFFSET_OUT_OF_RANGE and reset)"
+    )
+
+
+def lag_totals(rows: list[dict[str, Any]]) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """Total lag per group and per (group, topic), negative lags counting 0."""
+    groups: dict[str, int] = {}
+    topics: dict[tuple[str, str], int] = {}
+    for r in rows:
+        lag = counted_lag(r["lag"])
+        groups[r["group"]] = groups.get(r["group"], 0) + lag
+        key = (r["group"], r["topic"])
+        topics[key] = topics.get(key, 0) + lag
+    return groups, topics
+
+
 @dataclass(frozen=True)
 class ResetRow:
     topic: str
