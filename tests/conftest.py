@@ -231,9 +231,21 @@ def new_topic(admin) -> Callable[..., str]:
     """Create a fresh topic through the real client library; returns its name."""
     from confluent_kafka.admin import NewTopic
 
-    def make(partitions: int = 3, prefix: str = "t", config: dict[str, str] | None = None) -> str:
+    def make(
+        partitions: int = 3,
+        prefix: str = "t",
+        config: dict[str, str] | None = None,
+        assignment: list[list[int]] | None = None,
+    ) -> str:
+        """Replication factor 1 unless ``assignment`` (replicas per partition) is given."""
         name = unique(prefix)
-        futures = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
+        if assignment is not None:
+            topic = NewTopic(
+                name, len(assignment), replica_assignment=assignment, config=config or {}
+            )
+        else:
+            topic = NewTopic(name, partitions, 1, config=config or {})
+        futures = admin.create_topics([topic])
         futures[name].result(timeout=30)
         wait_for(lambda: name in admin.list_topics(timeout=10).topics, f"topic {name} visible")
         return name

@@ -230,10 +230,13 @@ def test_any_single_byte_damage_gives_a_report_never_a_crash(pos: int, value: in
 
 
 def fetch_raw(bootstrap: str, topic: str, partition: int = 0) -> bytes:
-    """The records bytes of one Fetch (v4) response, as the broker sends them."""
+    """The records bytes of one Fetch (v4) response, as the partition's leader sends them."""
+    from confluent_kafka.admin import AdminClient
     from kafka.protocol.old.fetch import FetchRequest_v4, FetchResponse_v4
 
-    host, _, port = bootstrap.split(",")[0].rpartition(":")
+    md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10)
+    leader = md.brokers[md.topics[topic].partitions[partition].leader]
+    host, port = leader.host, leader.port
     req = FetchRequest_v4(-1, 500, 1, 16 << 20, 0, [(topic, [(partition, 0, 16 << 20)])])
     body = req.encode()
     head = struct.pack(">hhih", 1, 4, 7, 4) + b"kctl"

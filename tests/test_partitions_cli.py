@@ -12,6 +12,12 @@ def _one_line_unsupported(r, api: str) -> None:
     assert len(lines) == 1 and f"does not support {api}" in lines[0], r
 
 
+def _on_one_broker(admin, new_topic, partitions: int) -> str:
+    """A topic whose every partition has one replica, on the same broker."""
+    broker = min(admin.list_topics(timeout=10).brokers)
+    return new_topic(assignment=[[broker]] * partitions)
+
+
 def _leader_of(kctl, topic: str) -> int:
     r = kctl("topics", "describe", topic, "-o", "json")
     assert r.code == 0, r
@@ -41,8 +47,8 @@ def test_elect_leaders_usage_errors(kctl):
     assert r.code == 2 and "malformed --topic" in r.stderr
 
 
-def test_generate_keeps_replicas_on_target_brokers(kctl, new_topic, tmp_path):
-    name = new_topic(partitions=3)
+def test_generate_keeps_replicas_on_target_brokers(kctl, new_topic, admin, tmp_path):
+    name = _on_one_broker(admin, new_topic, 3)
     broker = _leader_of(kctl, name)
     current = tmp_path / "current.json"
     r = kctl(
@@ -93,8 +99,10 @@ def _current_plan(kctl, name: str, tmp_path) -> str:
     return str(path)
 
 
-def test_execute_needs_execute_flag_or_reports_missing_api(kctl, new_topic, tmp_path, lacks_api):
-    name = new_topic(partitions=2)
+def test_execute_needs_execute_flag_or_reports_missing_api(
+    kctl, new_topic, admin, tmp_path, lacks_api
+):
+    name = _on_one_broker(admin, new_topic, 2)
     plan = _current_plan(kctl, name, tmp_path)
     r = kctl("partitions", "reassign", "execute", "--file", plan)
     if lacks_api("AlterPartitionReassignments"):
@@ -108,9 +116,11 @@ def test_execute_needs_execute_flag_or_reports_missing_api(kctl, new_topic, tmp_
     assert {x["status"] for x in json.loads(r.stdout)} == {"accepted"}
 
 
-def test_verify_reports_complete_plan_and_no_throttle(kctl, new_topic, tmp_path, requires_api):
+def test_verify_reports_complete_plan_and_no_throttle(
+    kctl, new_topic, admin, tmp_path, requires_api
+):
     requires_api("ListPartitionReassignments")
-    name = new_topic(partitions=2)
+    name = _on_one_broker(admin, new_topic, 2)
     plan = _current_plan(kctl, name, tmp_path)
     r = kctl("partitions", "reassign", "verify", "--file", plan, "-o", "json")
     assert r.code == 0, r
