@@ -49,7 +49,7 @@ def test_kafka_cluster_up_status_stop_kill_start_down(kctl):
 
         b = ("-b", doc["bootstrap"])
         cluster = json.loads(kctl(*b, "cluster", "describe", "-o", "json").stdout)
-        assert sorted(x["id"] for x in cluster["brokers"]) == [1, 2]
+        assert sorted(x["broker"] for x in cluster["brokers"]) == [1, 2]
 
         stopped = kctl("local", "stop-broker", "2")
         assert stopped.code == 0 and "broker 2 stopped" in stopped.stderr
@@ -64,7 +64,7 @@ def test_kafka_cluster_up_status_stop_kill_start_down(kctl):
         assert _nodes(kctl)[1]["alive"] is False
         assert kctl("local", "start-broker", "1", timeout=200).code == 0
         cluster = json.loads(kctl(*b, "cluster", "describe", "-o", "json").stdout)
-        assert sorted(x["id"] for x in cluster["brokers"]) == [1, 2]
+        assert sorted(x["broker"] for x in cluster["brokers"]) == [1, 2]
 
         unknown = kctl("local", "stop-broker", "7")
         assert unknown.code == 1

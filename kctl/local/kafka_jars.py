@@ -165,6 +165,7 @@ def resolve_with_maven(version: str) -> KafkaRuntime:
             mvn,
             "-B",
             "-q",
+            "-Dstyle.color=never",
             "-f",
             str(pom),
             "dependency:copy-dependencies",
@@ -188,10 +189,16 @@ def resolve_with_maven(version: str) -> KafkaRuntime:
 
 
 def _mvn_reason(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
+    lines = [ln.strip() for ln in plain.splitlines() if ln.strip()]
     errors = [ln.removeprefix("[ERROR]").strip() for ln in lines if ln.startswith("[ERROR]")]
+    errors = [e for e in errors if e]
     text = errors[0] if errors else (lines[-1] if lines else f"exit code {proc.returncode}")
-    if "Could not resolve" in text or "Could not transfer" in text or "Unknown host" in text:
+    text = text.split(" -> [Help")[0]
+    if any(
+        s in text
+        for s in ("Could not resolve", "Could not transfer", "Unknown host", "No plugin found")
+    ):
         text += " — is Maven Central reachable (proxy in ~/.m2/settings.xml)?"
     return text[:400]
 
