@@ -91,6 +91,7 @@ def _election_file(path: Path) -> dict[str, list[int] | None]:
         "kctl partitions elect-leaders --preferred --all-topics",
         "kctl partitions elect-leaders --preferred --topic orders:0,1 --execute",
         "kctl partitions elect-leaders --unclean --from-file partitions.json --execute",
+        "kctl partitions elect-leaders --election-type unclean --topic orders:3 --execute",
     ),
 )
 def elect_leaders(
@@ -99,6 +100,12 @@ def elect_leaders(
     ),
     unclean: bool = typer.Option(
         False, "--unclean", help="Elect a leader for leaderless partitions, even outside the ISR."
+    ),
+    election_type: str | None = typer.Option(
+        None,
+        "--election-type",
+        help="preferred or unclean, as kafka-leader-election.sh (same as --preferred/--unclean).",
+        metavar="TYPE",
     ),
     all_topics: bool = typer.Option(False, "--all-topics", help="Every partition of every topic."),
     topics: list[str] = typer.Option(
@@ -120,6 +127,13 @@ def elect_leaders(
     from kctl.kafka.topics import cluster_view
     from kctl.replicas.assign import election_step
 
+    if election_type is not None:
+        kind_given = election_type.lower()
+        if kind_given not in ("preferred", "unclean"):
+            raise UsageError(f"unknown --election-type {election_type!r}", "preferred or unclean")
+        if preferred or unclean:
+            raise UsageError("--election-type replaces --preferred and --unclean")
+        preferred, unclean = kind_given == "preferred", kind_given == "unclean"
     if preferred == unclean:
         raise UsageError("choose one of --preferred and --unclean")
     if sum([all_topics, bool(topics), from_file is not None]) != 1:
@@ -176,6 +190,65 @@ def elect_leaders(
     emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(1)
+
+
+@app.command(
+    "move-dir",
+    epilog=example(
+        "kctl partitions move-dir orders:0 --broker 1 --to-dir /var/lib/kafka/data-1",
+        "kctl partitions move-dir orders:0,1 --broker 1 --to-dir /var/lib/kafka/data-1 --execute",
+        "kctl cluster log-dirs --broker 1 --topic orders",
+    ),
+)
+def move_dir(
+    targets: list[str] = typer.Argument(
+        ..., help="TOPIC:PARTITION or TOPIC:P,P (one or more).", metavar="TOPIC:P[,P]..."
+    ),
+    broker: int = typer.Option(..., "--broker", help="The broker whose replicas move."),
+    to_dir: str = typer.Option(
+        ..., "--to-dir", help="One of the broker's log dirs (see 'kctl cluster log-dirs')."
+    ),
+    execute: bool = typer.Option(False, "--execute", help=EXECUTE_HELP),
+) -> None:
+    """Move replicas between the log dirs of one broker (AlterReplicaLogDirs, as
+    kafka-reassign-partitions.sh does for a "log_dirs" entry). The plan shows each replica's
+    current dir; with --execute the broker copies the replica into the target dir (a future
+    replica in 'kctl cluster log-dirs') and swaps it in once it has caught up."""
+    from kctl.errors import UsageError
+    from kctl.kafka import logdirs
+    from kctl.kafka.connect import resolve
+
+    scope = parse_topic_partitions(list(targets))
+    whole = [t for t, ps in scope.items() if ps is None]
+    if whole:
+        raise UsageError(f"name the partitions of {whole[0]!r}", "expected TOPIC:PARTITION")
+    partitions = {t: ps for t, ps in scope.items() if ps is not None}
+    plan_cols = cols(
+        "topic",
+        "partition:>",
+        "broker:>",
+        "log_dir",
+        "future_log_dir",
+        "target",
+        "action",
+        "reason",
+    )
+    conn = resolve()
+    if not execute:
+        plan = logdirs.plan_move(conn, broker, partitions, to_dir)
+        emit(Output(plan, plan_cols))
+        moving = sum(r["action"] == "move" for r in plan)
+        note(f"plan: {moving} replica(s) to move; nothing changed (add --execute to move)")
+        return
+    plan, results = logdirs.move(conn, broker, partitions, to_dir)
+    if not results:
+        emit(Output(plan, plan_cols))
+        note("nothing to move")
+        return
+    emit(Output(results, cols("topic", "partition:>", "broker:>", "status", "error")))
+    if any(r["status"] == "failed" for r in results):
+        raise typer.Exit(1)
+    note("moving; 'kctl cluster log-dirs' shows the future replica until the move completes")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,9 +433,14 @@ def cancel(
         None, "--file", "-f", help="Cancel the partitions of this plan.", metavar="FILE"
     ),
     all_: bool = typer.Option(False, "--all", help="Cancel every ongoing reassignment."),
+    preserve_throttles: bool = typer.Option(
+        False, "--preserve-throttles", help="Leave the replication throttle in place."
+    ),
     execute: bool = typer.Option(False, "--execute", help=EXECUTE_HELP),
 ) -> None:
-    """Cancel ongoing reassignments: the partitions go back to their original replicas."""
+    """Cancel ongoing reassignments: the partitions go back to their original replicas, and the
+    replication throttle is removed from the brokers and the cancelled topics (as
+    kafka-reassign-partitions.sh --cancel) unless --preserve-throttles."""
     from kctl.errors import UsageError
     from kctl.kafka import reassign
     from kctl.kafka.connect import resolve
@@ -394,6 +472,12 @@ def cancel(
     emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(1)
+    if not preserve_throttles:
+        from kctl.kafka.client import Admin
+
+        cleared = reassign.clear_throttles(Admin(conn), sorted({r["topic"] for r in chosen}))
+        if cleared:
+            note(f"throttle removed ({len(cleared)} config(s))")
 
 
 @reassign_app.command("list", epilog=example("kctl partitions reassign list -o json"))

@@ -219,12 +219,18 @@ def verify(
             ),
         )
     )
-    bad = [r for r in rows if r["status"] not in ("reference", "identical", "unfetchable")]
+    offline = [r for r in rows if r["status"] == "offline"]
+    bad = [
+        r for r in rows if r["status"] not in ("reference", "identical", "unfetchable", "offline")
+    ]
     skipped = [r for r in rows if r["status"] == "unfetchable"]
     if skipped:
         note(f"kctl: {len(skipped)} replica(s) could not be fetched (see reason)")
+    if offline:
+        note(f"{len(offline)} replica(s) offline (no leader, or their broker is not alive)")
     if bad:
         note(f"{len(bad)} replica(s) differ from their leader")
+    if bad or offline:
         raise typer.Exit(3)
     partitions = len({(r["topic"], r["partition"]) for r in rows})
     note(f"{partitions} partition(s): every fetched replica matches its leader")

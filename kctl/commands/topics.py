@@ -64,7 +64,9 @@ def describe(
         help="Only partitions whose ISR is smaller than the replica set.",
     ),
     under_min_isr: bool = typer.Option(
-        False, "--under-min-isr", help="Only partitions whose ISR is below min.insync.replicas."
+        False,
+        "--under-min-isr",
+        help="Only partitions whose ISR is below min.insync.replicas, or without a leader.",
     ),
     at_min_isr: bool = typer.Option(
         False, "--at-min-isr", help="Only partitions whose ISR equals min.insync.replicas."
@@ -87,7 +89,8 @@ def describe(
         min_isr = t.min_insync_replicas or 1
         return (
             (under_replicated and p.under_replicated)
-            or (under_min_isr and len(p.isr) < min_isr)
+            # As kafka-topics.sh: a partition without a leader counts as under min ISR.
+            or (under_min_isr and (p.leader < 0 or len(p.isr) < min_isr))
             or (at_min_isr and len(p.isr) == min_isr)
             or (unavailable and p.unavailable(live))
         )

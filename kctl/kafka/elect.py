@@ -79,7 +79,8 @@ def controller(client: Any) -> int:
     meta = client.describe_cluster()
     ctl = meta.get("controller_id")
     if ctl is None or ctl < 0:
-        return min(b["broker_id"] for b in meta["brokers"])
+        live = [b["broker_id"] for b in meta["brokers"] if not b.get("is_fenced")]
+        return min(live or [b["broker_id"] for b in meta["brokers"]])
     return int(ctl)
 
 

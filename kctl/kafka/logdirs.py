@@ -74,8 +74,20 @@ def parse_response(broker: int, response: Any) -> list[LogDirInfo]:
     return sorted(out, key=lambda d: d.path)
 
 
-def broker_ids(client: Any) -> list[int]:
-    return sorted(b["broker_id"] for b in client.describe_cluster()["brokers"])
+def broker_ids(client: Any, fenced: bool = False) -> list[int]:
+    """The registered brokers that are not fenced (stopped, or not yet caught up), or with
+    ``fenced`` only the fenced ones: DescribeCluster lists both."""
+    return sorted(
+        b["broker_id"]
+        for b in client.describe_cluster()["brokers"]
+        if bool(b.get("is_fenced")) == fenced
+    )
+
+
+def _unknown_broker(client: Any, broker: int, known: list[int]) -> KctlError:
+    if broker in broker_ids(client, fenced=True):
+        return KctlError(f"broker {broker} is fenced", "stopped or not caught up with the metadata")
+    return NotFoundError(f"unknown broker {broker}", f"live brokers: {', '.join(map(str, known))}")
 
 
 def api_range(client: Any, node: int, api: str) -> tuple[int, int] | None:
@@ -107,7 +119,7 @@ def describe_with(
     chosen = brokers or known
     for b in chosen:
         if b not in known:
-            raise NotFoundError(f"unknown broker {b}", f"brokers: {', '.join(map(str, known))}")
+            raise _unknown_broker(client, b, known)
     dirs: list[LogDirInfo] = []
     unsupported: list[int] = []
     for node in chosen:
@@ -132,3 +144,130 @@ def describe(
             API, f"describing log dirs (broker {', '.join(map(str, unsupported))})"
         )
     return dirs
+
+
+# ---------------------------------------------------------------------------------------------
+# AlterReplicaLogDirs: move replicas between the log dirs of one broker (kafka-reassign-
+# partitions.sh with a "log_dirs" entry). The broker copies the replica into a "future" log in
+# the target dir, which DescribeLogDirs shows with is_future, and swaps it in once caught up.
+
+ALTER_API = "AlterReplicaLogDirs"
+
+
+def build_alter_request(to_dir: str, partitions: dict[str, list[int]]) -> Any:
+    """Move the named partitions' replicas on the receiving broker to ``to_dir``."""
+    from kafka.protocol.admin import AlterReplicaLogDirsRequest as R
+
+    topics = [
+        R.AlterReplicaLogDir.AlterReplicaLogDirTopic(name=topic, partitions=sorted(parts))
+        for topic, parts in sorted(partitions.items())
+    ]
+    return R(dirs=[R.AlterReplicaLogDir(path=to_dir, topics=topics)])
+
+
+def parse_alter_response(broker: int, response: Any) -> list[dict[str, Any]]:
+    """One row per partition: ``status`` accepted | failed with Kafka's error name."""
+    rows = []
+    for topic in response.results:
+        for p in topic.partitions:
+            code = p.error_code or 0
+            rows.append(
+                {
+                    "topic": topic.topic_name,
+                    "partition": p.partition_index,
+                    "broker": broker,
+                    "status": "accepted" if code == 0 else "failed",
+                    "error": None if code == 0 else error_name(code),
+                }
+            )
+    return sorted(rows, key=lambda r: (r["topic"], r["partition"]))
+
+
+def move_plan(
+    dirs: list[LogDirInfo], broker: int, partitions: dict[str, list[int]], to_dir: str
+) -> list[dict[str, Any]]:
+    """Per partition: where the broker keeps its replica now and whether it moves. Pure over
+    the broker's DescribeLogDirs answer; a target that is not one of the broker's log dirs, or a
+    replica the broker does not hold, is an error."""
+    paths = [d.path for d in dirs]
+    target = next((d for d in dirs if d.path == to_dir), None)
+    if target is None:
+        raise NotFoundError(
+            f"broker {broker} has no log dir {to_dir!r}", f"its log dirs: {', '.join(paths)}"
+        )
+    if target.error is not None:
+        raise KctlError(f"log dir {to_dir} of broker {broker} is offline", target.error)
+    rows = []
+    for topic, parts in sorted(partitions.items()):
+        for partition in sorted(parts):
+            where = [
+                (d.path, r.is_future)
+                for d in dirs
+                for r in d.replicas
+                if r.topic == topic and r.partition == partition
+            ]
+            current = next((path for path, future in where if not future), None)
+            moving_to = next((path for path, future in where if future), None)
+            if current is None:
+                raise NotFoundError(
+                    f"broker {broker} holds no replica of {topic}-{partition}",
+                    "see 'kctl topics describe' for its replicas",
+                )
+            if current == to_dir and moving_to is None:
+                action, reason = "skip", "already in the target log dir"
+            elif moving_to == to_dir:
+                action, reason = "skip", "already moving to the target log dir"
+            else:
+                action, reason = "move", f"copy to {to_dir}, then swap in"
+            rows.append(
+                {
+                    "topic": topic,
+                    "partition": partition,
+                    "broker": broker,
+                    "log_dir": current,
+                    "future_log_dir": moving_to,
+                    "target": to_dir,
+                    "action": action,
+                    "reason": reason,
+                }
+            )
+    return rows
+
+
+def plan_move(
+    conn: Connection, broker: int, partitions: dict[str, list[int]], to_dir: str
+) -> list[dict[str, Any]]:
+    """The plan of :func:`move_plan` from the broker's current DescribeLogDirs answer."""
+    with kp.admin_client(conn) as client:
+        dirs = _broker_dirs(client, broker, partitions)
+    return move_plan(dirs, broker, partitions, to_dir)
+
+
+def _broker_dirs(client: Any, broker: int, partitions: dict[str, list[int]]) -> list[LogDirInfo]:
+    known = broker_ids(client)
+    if broker not in known:
+        raise _unknown_broker(client, broker, known)
+    require_api(client, broker, API, "describing log dirs")
+    response = kp.send(
+        client, build_request(partitions), f"describing log dirs of broker {broker}", node_id=broker
+    )
+    return parse_response(broker, response)
+
+
+def move(
+    conn: Connection, broker: int, partitions: dict[str, list[int]], to_dir: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(plan, broker's answer per moved partition): AlterReplicaLogDirs for the partitions whose
+    replica is not already in (or moving to) ``to_dir``."""
+    with kp.admin_client(conn) as client:
+        plan = move_plan(_broker_dirs(client, broker, partitions), broker, partitions, to_dir)
+        todo: dict[str, list[int]] = {}
+        for row in plan:
+            if row["action"] == "move":
+                todo.setdefault(row["topic"], []).append(row["partition"])
+        if not todo:
+            return plan, []
+        require_api(client, broker, ALTER_API, "moving replicas between log dirs")
+        what = f"moving replicas between log dirs of broker {broker}"
+        response = kp.send(client, build_alter_request(to_dir, todo), what, node_id=broker)
+    return plan, parse_alter_response(broker, response)

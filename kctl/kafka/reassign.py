@@ -215,17 +215,19 @@ def throttles_set(admin: Admin, topics: list[str]) -> list[tuple[str, str, list[
     resources = [ConfigResource("broker", str(b)) for b in sorted(md.brokers)]
     resources += [ConfigResource("topic", t) for t in sorted(set(topics))]
     out = []
-    futures = admin.client.describe_configs(resources, request_timeout=admin.timeout)
-    for res, fut in futures.items():
+    # librdkafka takes one broker resource per DescribeConfigs call (it goes to that broker).
+    for res in resources:
         kind = "broker" if "BROKER" in str(res.restype).upper() else "topic"
-        entries = admin.result(fut, f"describing configs of {kind} {res.name}")
+        futures = admin.client.describe_configs([res], request_timeout=admin.timeout)
+        entries = admin.result(
+            next(iter(futures.values())), f"describing configs of {kind} {res.name}"
+        )
         names = RATE_CONFIGS if kind == "broker" else REPLICA_CONFIGS
+        own = "DYNAMIC_BROKER_CONFIG" if kind == "broker" else "DYNAMIC_TOPIC_CONFIG"
         found = [
             n
             for n in names
-            if n in entries
-            and entries[n].value
-            and _source(entries[n].source).startswith("DYNAMIC")
+            if n in entries and entries[n].value and _source(entries[n].source) == own
         ]
         if found:
             out.append((kind, res.name, found))
