@@ -64,7 +64,7 @@ def consume(
     from kctl.errors import UsageError
     from kctl.formatters.stream import make_writer
     from kctl.kafka.connect import parse_override, resolve
-    from kctl.kafka.records import ConsumeOptions, Consumption, check_start
+    from kctl.kafka.consume import ConsumeOptions, Consumption, check_start
 
     if isolation not in ("read_committed", "read_uncommitted"):
         raise UsageError(f"unknown --isolation {isolation!r}", "read_committed|read_uncommitted")

@@ -116,8 +116,8 @@ def produce(
     the exit code is 1 if any record failed."""
     from kctl.errors import UsageError
     from kctl.kafka.connect import resolve
-    from kctl.kafka.records import ProduceOptions
-    from kctl.kafka.records import produce as run
+    from kctl.kafka.produce import ProduceOptions
+    from kctl.kafka.produce import produce as run
 
     if input_format not in ("lines", "jsonl"):
         raise UsageError(f"unknown --format {input_format!r}", "expected lines or jsonl")

@@ -82,7 +82,7 @@ def perf_produce(
     """Send ``num_records`` records of ``record_size`` random bytes, at most ``throughput``
     records/s (<= 0: unlimited). Latency: produce() call to delivery report, per record."""
     from kctl.kafka.client import Admin
-    from kctl.kafka.records import check_topic
+    from kctl.kafka.produce import check_topic
 
     check_topic(Admin(conn), topic, None)
     latencies = array("d")

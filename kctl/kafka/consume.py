@@ -1,0 +1,244 @@
+"""Consuming records (kafka-console-consumer.sh, kcat -C): where to start (``--from``), and a
+consumer positioned as asked that hands out batches of records until the end or forever."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kctl.errors import KctlError, UsageError
+from kctl.kafka.client import Admin, make_consumer
+from kctl.kafka.connect import Connection
+
+
+@dataclass
+class ConsumeOptions:
+    topics: list[str]
+    start: str | None = None  # earliest | latest | OFFSET | -N | ISO time | @ms; None: default
+    partitions: list[int] = field(default_factory=list)
+    group: str | None = None
+    commit: bool = True
+    follow: bool = False
+    max_messages: int | None = None
+    read_committed: bool = False
+    batch: int = 10_000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ConsumeSummary:
+    records: int = 0
+    seconds: float = 0.0
+    partitions: int = 0
+
+
+StartOffsets = dict[tuple[str, int], int]
+
+
+def resolve_start(
+    admin: Admin, tps: list[tuple[str, int]], start: str | None, *, read_committed: bool
+) -> StartOffsets:
+    """Absolute (or logical) start offsets for ``--from``."""
+    from kctl.kafka import offsets
+
+    spec = (start or "earliest").strip()
+    # Absolute offsets from one ListOffsets round: librdkafka resolving logical offsets
+    # itself costs a fetch wait per partition.
+    if spec in ("earliest", "beginning", "start"):
+        return offsets.list_offsets(admin, tps, "earliest")
+    if spec in ("latest", "end"):
+        return offsets.list_offsets(admin, tps, "latest", read_committed=read_committed)
+    if offsets.looks_like_time(spec):
+        return offsets.list_offsets(
+            admin, tps, offsets.parse_time(spec), read_committed=read_committed
+        )
+    try:
+        number = int(spec)
+    except ValueError:
+        raise UsageError(
+            f"malformed --from {spec!r}",
+            "expected earliest, latest, OFFSET, -N, an ISO-8601 time or @EPOCH_MS",
+        ) from None
+    low = offsets.list_offsets(admin, tps, "earliest")
+    high = offsets.list_offsets(admin, tps, "latest", read_committed=read_committed)
+    if number < 0:
+        return {tp: max(low[tp], high[tp] + number) for tp in tps}
+    for tp in tps:
+        if not low[tp] <= number <= high[tp]:
+            raise KctlError(
+                f"start offset {number} is out of range for {tp[0]}[{tp[1]}]",
+                f"its offsets run from {low[tp]} to {high[tp]}",
+            )
+    return dict.fromkeys(tps, number)
+
+
+def check_start(start: str | None) -> None:
+    """Reject a malformed ``--from`` before contacting the cluster."""
+    from kctl.kafka import offsets
+
+    if start is None:
+        return
+    spec = start.strip()
+    if spec in ("earliest", "beginning", "start", "latest", "end"):
+        return
+    if offsets.looks_like_time(spec):
+        offsets.parse_time(spec)
+        return
+    try:
+        int(spec)
+    except ValueError:
+        raise UsageError(
+            f"malformed --from {spec!r}",
+            "expected earliest, latest, OFFSET, -N, an ISO-8601 time or @EPOCH_MS",
+        ) from None
+
+
+class Consumption:
+    """A consumer positioned as asked; iterate :meth:`batches` for lists of messages.
+
+    Without ``--follow`` it ends when every assigned partition reached the end it had when we
+    got there (partition EOF, as ``kcat -e``); with ``--group`` partitions come from the group."""
+
+    def __init__(self, conn: Connection, opts: ConsumeOptions) -> None:
+        from kctl.kafka import offsets
+
+        self.conn = conn
+        self.opts = opts
+        admin = Admin(conn)
+        if opts.group and opts.partitions:
+            raise UsageError("--partition cannot be combined with --group", "the group assigns")
+        self.tps = offsets.partitions_of(admin, opts.topics, opts.partitions or None)
+        self.start: StartOffsets | None = None
+        if not opts.group or opts.start is not None:
+            self.start = resolve_start(
+                admin, self.tps, opts.start, read_committed=opts.read_committed
+            )
+        cfg: dict[str, Any] = {
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed" if opts.read_committed else "read_uncommitted",
+            "auto.offset.reset": "error" if not opts.group else "earliest",
+            "fetch.wait.max.ms": 100,
+            "queued.max.messages.kbytes": 262144,
+            "fetch.message.max.bytes": 4 << 20,
+        }
+        if opts.group:
+            cfg["group.id"] = opts.group
+            cfg["enable.auto.commit"] = opts.commit
+            cfg["enable.auto.offset.store"] = False
+        cfg.update(opts.extra)
+        self.consumer, self.log = make_consumer(conn, **cfg)
+        self.assigned: set[tuple[str, int]] = set()
+        self.eof: set[tuple[str, int]] = set()
+        self.ever_assigned = False
+        if opts.group:
+            self.consumer.subscribe(
+                opts.topics, on_assign=self._on_assign, on_revoke=self._on_revoke
+            )
+        else:
+            self._assign(self.tps)
+
+    def _assign(self, tps: list[tuple[str, int]]) -> None:
+        from confluent_kafka import TopicPartition
+
+        assert self.start is not None
+        self.consumer.assign([TopicPartition(t, p, self.start[(t, p)]) for t, p in tps])
+        self.assigned = set(tps)
+        self.ever_assigned = True
+
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        from confluent_kafka import TopicPartition
+
+        keys = [(tp.topic, tp.partition) for tp in partitions]
+        if self.start is not None:
+            consumer.assign([TopicPartition(t, p, self.start[(t, p)]) for t, p in keys])
+        else:
+            consumer.assign(partitions)
+        self.assigned = set(keys)
+        self.eof -= self.assigned
+        self.ever_assigned = True
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        self.assigned -= {(tp.topic, tp.partition) for tp in partitions}
+
+    def done(self) -> bool:
+        return (
+            not self.opts.follow
+            and self.ever_assigned
+            and bool(self.assigned)
+            and self.eof >= self.assigned
+        )
+
+    def batches(self) -> Iterator[list[Any]]:
+        """Lists of records (messages without errors), until the end or ``max_messages``."""
+        from confluent_kafka import KafkaError
+
+        consume = self.consumer.consume
+        left = self.opts.max_messages
+        size = self.opts.batch
+        join_deadline = time.monotonic() + max(60.0, self.conn.timeout * 4)
+        eof_code = KafkaError._PARTITION_EOF
+        while left is None or left > 0:
+            msgs = consume(size if left is None else min(size, left), 0.05)
+            if not msgs:
+                if self.done():
+                    return
+                if not self.ever_assigned and time.monotonic() > join_deadline:
+                    raise KctlError(
+                        f"no partitions assigned to group {self.opts.group!r}",
+                        f"nothing from the group coordinator within {join_deadline:g}s",
+                    )
+                fatal = self.log.fatal()
+                if fatal is not None:
+                    from kctl.kafka.client import connect_error
+
+                    raise connect_error(self.conn, fatal)
+                continue
+            good = msgs
+            for i, m in enumerate(msgs):
+                err = m.error()
+                if err is None:
+                    continue
+                good = [x for x in msgs if x.error() is None]
+                for bad in msgs[i:]:
+                    e = bad.error()
+                    if e is None:
+                        continue
+                    if e.code() == eof_code:
+                        self.eof.add((bad.topic(), bad.partition()))
+                    else:
+                        self._raise(bad, e)
+                break
+            if good:
+                if left is not None:
+                    left -= len(good)
+                yield good
+                if self.opts.group and self.opts.commit:
+                    self._store(good)
+            if self.done():
+                return
+
+    def _store(self, msgs: list[Any]) -> None:
+        from confluent_kafka import TopicPartition
+
+        last: dict[tuple[str, int], int] = {}
+        for m in msgs:
+            last[(m.topic(), m.partition())] = m.offset()
+        self.consumer.store_offsets(
+            offsets=[TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
+        )
+
+    def _raise(self, msg: Any, err: Any) -> None:
+        where = f"{msg.topic()}[{msg.partition()}]" if msg.topic() else "the consumer"
+        name = err.name()
+        if name == "_AUTO_OFFSET_RESET" or "out of range" in err.str().lower():
+            raise KctlError(f"start offset out of range for {where}", err.str())
+        if err.fatal() or not err.retriable():
+            raise KctlError(f"consuming {where} failed", f"{name}: {err.str()}")
+        # transient: librdkafka retries by itself
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.consumer.close()
