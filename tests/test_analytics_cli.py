@@ -136,7 +136,7 @@ def test_help_ends_with_examples(offline_kctl):
 
 
 def test_a_duration_reads_like_an_operator_writes_it():
-    from kctl.commands.analytics import parse_duration
+    from kctl.commands.analytics import parse_duration  # kctl.parsing.duration in seconds
 
     assert parse_duration("10m", "--duration") == 600
     assert parse_duration("1h30m", "--duration") == 5400

@@ -197,6 +197,19 @@ def test_reset_lands_exactly_where_the_spec_says(kctl, bootstrap, topic, args, e
     assert _described_offsets(kctl, group) == expected
 
 
+def test_shift_by_refuses_a_partition_without_a_committed_offset(kctl, bootstrap, topic):
+    group = unique("shift")
+    _consume_and_commit(bootstrap, topic, group, {0: 4})  # partition 1: no commit
+    r = kctl("groups", "reset-offsets", group, "--topic", topic, "--shift-by", "-1", "--execute")
+    assert r.code == 1, r
+    assert r.stderr.startswith(f"kctl: error: cannot shift the offset of {topic}[1] (")
+    assert r.stdout == "" and len(r.stderr.splitlines()) == 1
+    assert _described_offsets(kctl, group) == {0: 4}  # nothing committed
+    r = kctl("groups", "reset-offsets", group, "-t", f"{topic}:0", "--shift-by", "-1", "--execute")
+    assert r.code == 0, r
+    assert _described_offsets(kctl, group) == {0: 3}
+
+
 def test_reset_by_time_finds_the_first_offset_at_or_after_it(kctl, bootstrap, topic):
     group = unique("time")
     _consume_and_commit(bootstrap, topic, group, {0: 4, 1: 6})
@@ -283,8 +296,8 @@ def test_unknown_group_unknown_topic_and_missing_partition_are_errors(kctl, boot
         (["--to-earliest"], "give --topic (repeatable) or --all-topics"),
         (["--topic", "t", "--all-topics", "--to-latest"], "not both"),
         (["--topic", "t:x", "--to-latest"], "malformed --topic 't:x'"),
-        (["--topic", "t", "--by-duration", "1h"], "malformed duration '1h'"),
-        (["--topic", "t", "--to-datetime", "yesterday"], "malformed date-time 'yesterday'"),
+        (["--topic", "t", "--by-duration", "1 hour"], "malformed --by-duration '1 hour'"),
+        (["--topic", "t", "--to-datetime", "yesterday"], "malformed --to-datetime 'yesterday'"),
     ],
 )
 def test_reset_offsets_usage_errors_exit_2(kctl, args, message):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kctl.errors import UsageError
+from kctl.errors import KctlError, UsageError
 from kctl.kafka import lagmath as L
 
 T0, T1 = ("t", 0), ("t", 1)
@@ -59,7 +57,14 @@ def test_each_spec_targets_and_deltas():
     assert _targets("latest") == {T0: (50, 40, None), T1: (20, None, None)}
     assert _targets("current") == {T0: (10, 0, None), T1: (20, None, None)}
     assert _targets("offset", 12) == {T0: (12, 2, None), T1: (12, None, None)}
-    assert _targets("shift", -3) == {T0: (7, -3, None), T1: (17, None, None)}
+    assert L.plan_reset("shift", -3, [T0], COMMITTED, MARKS)[0].target == 7
+
+
+def test_shift_by_refuses_a_partition_without_a_committed_offset():
+    with pytest.raises(KctlError) as info:
+        _targets("shift", -3)
+    assert info.value.line().startswith(f"cannot shift the offset of {T1[0]}[{T1[1]}] (")
+    assert "no committed offset" in info.value.line()
 
 
 def test_targets_are_clamped_into_the_log_and_say_so():
@@ -75,30 +80,12 @@ def test_file_spec_touches_only_listed_partitions():
     assert _targets("file", {T1: 7}) == {T1: (7, None, None)}
 
 
-def test_scope_parsing():
-    assert L.parse_scope(["a", "b:0,2"]) == {"a": None, "b": [0, 2]}
-    with pytest.raises(UsageError, match="partitions must be integers"):
-        L.parse_scope(["b:x"])
-
-
 def test_reset_csv_is_kafka_export_format_and_names_bad_lines():
     assert L.parse_reset_csv("t,0,5\nt,1,7\n\n", "f.csv") == {T0: 5, T1: 7}
     with pytest.raises(UsageError, match=r"malformed line 2 in f\.csv"):
         L.parse_reset_csv("t,0,5\nt,1\n", "f.csv")
     rows = L.plan_reset("offset", 12, [T0, T1], COMMITTED, MARKS)
     assert L.parse_reset_csv(L.export_csv(rows), "x") == {T0: 12, T1: 12}
-
-
-def test_iso_durations_and_datetimes():
-    assert L.parse_duration("PT30M") == timedelta(minutes=30)
-    assert L.parse_duration("P1DT2H") == timedelta(days=1, hours=2)
-    assert L.parse_duration("-PT1S") == timedelta(seconds=-1)
-    with pytest.raises(UsageError, match="malformed duration"):
-        L.parse_duration("30m")
-    assert L.parse_datetime_ms("1970-01-01T00:00:01Z") == 1000
-    assert L.parse_datetime_ms("1970-01-01T01:00:00+01:00") == 0
-    with pytest.raises(UsageError, match="malformed date-time"):
-        L.parse_datetime_ms("yesterday")
 
 
 _offsets = st.integers(min_value=-5, max_value=200)
@@ -115,6 +102,10 @@ def test_every_target_lies_in_the_log_and_a_clamp_is_named(start, length, commit
     end = start + length
     marks = {T0: (start, end)}
     done = {} if committed is None else {T0: committed}
+    if spec == "shift" and committed is None:
+        with pytest.raises(KctlError):
+            L.plan_reset(spec, value, [T0], done, marks)
+        return
     (row,) = L.plan_reset(spec, value, [T0], done, marks)
     assert start <= row.target <= end
     base = end if committed is None else committed

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -18,20 +17,17 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
 
 def parse_duration(text: str, option: str) -> float:
-    """``90``, ``15s``, ``10m``, ``1h30m``, ``500ms`` as seconds."""
+    """Seconds of ``15s``, ``10m``, ``1h30m``, ``500ms`` or ISO-8601 ``PT10M``
+    (:func:`kctl.parsing.duration`); must be positive."""
     from kctl.errors import UsageError
+    from kctl.parsing import duration
 
-    text = text.strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise UsageError(f"{option} {text!r} is not a duration", "say 15s, 10m, 1h30m or 500ms")
-    return sum(float(n) * _UNITS[u] for n, u in parts)
+    seconds = duration(text, option).total_seconds()
+    if seconds <= 0:
+        raise UsageError(f"{option} {text.strip()!r} must be positive", "say 15s, 10m or 1h30m")
+    return seconds
 
 
 def _round(value: Any, digits: int = 3) -> Any:

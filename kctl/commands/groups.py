@@ -333,24 +333,6 @@ def delete(
     emit(Output([{"group": g, "status": "deleted"} for g in ids], cols("group", "status")))
 
 
-def _scope_partitions(admin: Admin, scope: dict[str, list[int] | None]) -> list[tuple[str, int]]:
-    """Expand ``--topic T[:P,...]`` against the cluster: unknown topics and partitions fail."""
-    from kctl.errors import NotFoundError
-    from kctl.kafka import groups as G
-
-    counts = G.partitions_of(admin, list(scope))
-    tps = []
-    for t, parts in scope.items():
-        for p in parts if parts is not None else range(counts[t]):
-            if p >= counts[t]:
-                raise NotFoundError(
-                    f"partition {p} of topic {t!r} does not exist",
-                    f"{t} has {counts[t]} partition(s)",
-                )
-            tps.append((t, p))
-    return tps
-
-
 @app.command(
     "delete-offsets",
     epilog=example("kctl groups delete-offsets old-app --topic orders --yes"),
@@ -364,11 +346,11 @@ def delete_offsets(
     from kctl.errors import KctlError
     from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
-    from kctl.kafka.lagmath import parse_scope
+    from kctl.parsing import topic_scope
 
-    scope = parse_scope(topic)
+    scope = topic_scope(topic)
     admin = Admin()
-    tps = _scope_partitions(admin, scope)
+    tps = G.scope_partitions(admin, scope)
     with G.GroupReader(admin) as reader:
         reader.require_offset_delete(f"deleting offsets of group {group!r}")
         described = reader.describe([group])
@@ -447,7 +429,8 @@ def reset_offsets(
 
     Targets are clamped between the log start and end offsets (each clamp is shown); a group
     with active members is refused."""
-    from kctl.errors import KctlError, NotFoundError, UsageError
+    from kctl import parsing as P
+    from kctl.errors import KctlError, UsageError
     from kctl.kafka import groups as G
     from kctl.kafka import lagmath as L
     from kctl.kafka.client import Admin
@@ -475,7 +458,7 @@ def reset_offsets(
         raise UsageError("--from-file names its partitions: no --topic or --all-topics with it")
     if spec != "file" and not topic and not all_topics:
         raise UsageError("give --topic (repeatable) or --all-topics")
-    scope = L.parse_scope(topic) if topic else {}
+    scope = P.topic_scope(topic) if topic else {}
     file_offsets: dict[L.TP, int] = {}
     if from_file is not None:
         try:
@@ -487,48 +470,23 @@ def reset_offsets(
             raise UsageError(f"{from_file} has no topic,partition,offset lines")
     ts_ms = None
     if spec == "datetime":
-        ts_ms = L.parse_datetime_ms(to_datetime or "")
+        ts_ms = P.time_ms(to_datetime or "", "--to-datetime")
     elif spec == "duration":
-        ts_ms = int((time.time() - L.parse_duration(by_duration or "").total_seconds()) * 1000)
+        back = P.duration(by_duration or "", "--by-duration")
+        ts_ms = int((time.time() - back.total_seconds()) * 1000)
 
+    request = G.ResetRequest(
+        group=group,
+        kind={"datetime": "time", "duration": "time"}.get(spec, spec),
+        value={"offset": to_offset, "shift": shift_by, "file": file_offsets}.get(spec),
+        scope=scope,
+        all_topics=all_topics,
+        file_name=str(from_file) if from_file is not None else None,
+        ts_ms=ts_ms,
+    )
     admin = Admin()
-    with G.GroupReader(admin) as reader:
-        described = reader.describe([group])[group]
-        committed = reader.committed([group])[group]
-    if described.active:
-        raise KctlError(
-            f"refusing to reset offsets of group {group!r}",
-            f"it has {len(described.members)} active member(s), state {described.state}: "
-            "stop them first",
-        )
-    if spec == "file":
-        counts = G.partitions_of(admin, sorted({t for t, _ in file_offsets}))
-        for t, p in file_offsets:
-            if not 0 <= p < counts[t]:
-                raise NotFoundError(
-                    f"{from_file}: partition {p} of topic {t!r} does not exist",
-                    f"{t} has {counts[t]} partition(s)",
-                )
-        tps = sorted(file_offsets)
-    elif all_topics:
-        tps = sorted(committed)
-        if not tps:
-            raise KctlError(
-                f"group {group!r} has no committed offsets", "name the topics with --topic"
-            )
-    else:
-        tps = _scope_partitions(admin, scope)
-    marks = G.watermarks(admin, tps)
-    missing = [tp for tp in tps if tp not in marks]
-    if missing:
-        t, p = missing[0]
-        raise NotFoundError(
-            f"no log offsets for {t}[{p}]", "the partition has no leader or is gone"
-        )
-    times = G.offsets_for_time(admin, tps, ts_ms) if ts_ms is not None else None
-    kind = {"datetime": "time", "duration": "time"}.get(spec, spec)
-    value = {"offset": to_offset, "shift": shift_by, "file": file_offsets}.get(spec)
-    plan = L.plan_reset(kind, value, tps, committed, marks, times)
+    reset = G.plan_reset_offsets(admin, request)
+    plan, marks = reset.rows, reset.marks
     for r in plan:
         if r.clamped:
             start, end = marks[(r.topic, r.partition)]

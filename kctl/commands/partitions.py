@@ -40,26 +40,10 @@ def _read_json(path: Path, what: str) -> Any:
 
 
 def parse_topic_partitions(items: list[str]) -> dict[str, list[int] | None]:
-    """``T`` (every partition) or ``T:0,1,2``."""
-    from kctl.errors import UsageError
+    """``T`` (every partition) or ``T:0,1,2`` (one definition: :func:`kctl.parsing.topic_scope`)."""
+    from kctl.parsing import topic_scope
 
-    out: dict[str, list[int] | None] = {}
-    for item in items:
-        topic, sep, parts = item.partition(":")
-        if not topic:
-            raise UsageError(f"malformed --topic {item!r}", "expected TOPIC or TOPIC:P,P")
-        if not sep:
-            out[topic] = None
-            continue
-        try:
-            chosen = [int(p) for p in parts.split(",")]
-        except ValueError:
-            raise UsageError(
-                f"malformed --topic {item!r}", "partitions must be numbers: TOPIC:0,1"
-            ) from None
-        prev = out.get(topic, [])
-        out[topic] = None if prev is None and topic in out else sorted({*(prev or []), *chosen})
-    return out
+    return topic_scope(items)
 
 
 def _election_file(path: Path) -> dict[str, list[int] | None]:

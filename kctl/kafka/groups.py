@@ -594,3 +594,84 @@ def delete(admin: Admin, group_ids: list[str]) -> None:
     futures = admin.client.delete_consumer_groups(group_ids, request_timeout=admin.timeout)
     for gid, fut in futures.items():
         admin.result(fut, f"deleting group {gid!r}")
+
+
+# -- reset-offsets (kafka-consumer-groups.sh --reset-offsets) ---------------------------------
+
+
+@dataclass
+class ResetRequest:
+    """What ``groups reset-offsets`` was asked: one spec over a scope of partitions."""
+
+    group: str
+    kind: str  # earliest | latest | current | offset | shift | time | file
+    value: Any = None  # N for offset/shift, {tp: offset} for file
+    scope: dict[str, list[int] | None] = field(default_factory=dict)  # --topic T[:P,...]
+    all_topics: bool = False
+    file_name: str | None = None
+    ts_ms: int | None = None  # time specs: the timestamp to look up
+
+
+@dataclass
+class ResetPlan:
+    group: str
+    rows: list[Any]  # lagmath.ResetRow, one per partition
+    marks: dict[TP, tuple[int, int]]  # (log start, log end) per partition, for clamp notes
+
+
+def scope_partitions(admin: Admin, scope: dict[str, list[int] | None]) -> list[TP]:
+    """Expand ``--topic T[:P,...]`` against the cluster: unknown topics and partitions fail."""
+    counts = partitions_of(admin, list(scope))
+    tps = []
+    for t, parts in scope.items():
+        for p in parts if parts is not None else range(counts[t]):
+            if p >= counts[t]:
+                raise NotFoundError(
+                    f"partition {p} of topic {t!r} does not exist",
+                    f"{t} has {counts[t]} partition(s)",
+                )
+            tps.append((t, p))
+    return tps
+
+
+def plan_reset_offsets(admin: Admin, req: ResetRequest) -> ResetPlan:
+    """The plan of a reset, as kafka-consumer-groups.sh makes it: a group with active members is
+    refused, partitions must exist, targets are clamped into each partition's log."""
+    from kctl.kafka.lagmath import plan_reset
+
+    with GroupReader(admin) as reader:
+        described = reader.describe([req.group])[req.group]
+        committed = reader.committed([req.group])[req.group]
+    if described.active:
+        raise KctlError(
+            f"refusing to reset offsets of group {req.group!r}",
+            f"it has {len(described.members)} active member(s), state {described.state}: "
+            "stop them first",
+        )
+    if req.kind == "file":
+        counts = partitions_of(admin, sorted({t for t, _ in req.value}))
+        for t, p in req.value:
+            if not 0 <= p < counts[t]:
+                raise NotFoundError(
+                    f"{req.file_name}: partition {p} of topic {t!r} does not exist",
+                    f"{t} has {counts[t]} partition(s)",
+                )
+        tps = sorted(req.value)
+    elif req.all_topics:
+        tps = sorted(committed)
+        if not tps:
+            raise KctlError(
+                f"group {req.group!r} has no committed offsets", "name the topics with --topic"
+            )
+    else:
+        tps = scope_partitions(admin, req.scope)
+    marks = watermarks(admin, tps)
+    missing = [tp for tp in tps if tp not in marks]
+    if missing:
+        t, p = missing[0]
+        raise NotFoundError(
+            f"no log offsets for {t}[{p}]", "the partition has no leader or is gone"
+        )
+    times = offsets_for_time(admin, tps, req.ts_ms) if req.ts_ms is not None else None
+    rows = plan_reset(req.kind, req.value, tps, committed, marks, times)
+    return ResetPlan(req.group, rows, marks)

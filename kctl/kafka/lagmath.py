@@ -6,10 +6,9 @@ import csv
 import io
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kctl.errors import UsageError
+from kctl.errors import KctlError, UsageError
 
 TP = tuple[str, int]
 
@@ -105,7 +104,13 @@ def plan_reset(
         elif spec == "offset":
             wanted = int(value)
         elif spec == "shift":
-            wanted = (end if current is None else current) + int(value)
+            if current is None:  # as kafka-consumer-groups.sh: nothing to shift from
+                raise KctlError(
+                    f"cannot shift the offset of {tp[0]}[{tp[1]}]",
+                    "it has no committed offset; reset it with --to-earliest, --to-latest or "
+                    "--to-offset, or leave it out with --topic TOPIC:PARTITION",
+                )
+            wanted = current + int(value)
         elif spec == "time":
             found = (times or {}).get(tp, -1)
             wanted = end if found is None or found < 0 else found
@@ -127,25 +132,6 @@ def plan_reset(
             )
         )
     return rows
-
-
-def parse_scope(items: list[str]) -> dict[str, list[int] | None]:
-    """``--topic T`` or ``--topic T:0,2``: topic -> partitions (None = all)."""
-    out: dict[str, list[int] | None] = {}
-    for item in items:
-        topic, colon, parts = item.partition(":")
-        if not topic:
-            raise UsageError(f"malformed --topic {item!r}", "expected TOPIC or TOPIC:P[,P...]")
-        if not colon:
-            out[topic] = None
-            continue
-        try:
-            out[topic] = sorted({int(p) for p in parts.split(",") if p != ""})
-        except ValueError:
-            raise UsageError(f"malformed --topic {item!r}", "partitions must be integers") from None
-        if not out[topic]:
-            raise UsageError(f"malformed --topic {item!r}", "no partitions after ':'")
-    return out
 
 
 def parse_reset_csv(text: str, source: str) -> dict[TP, int]:
@@ -177,33 +163,3 @@ _DURATION = re.compile(
     r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
     r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
 )
-
-
-def parse_duration(text: str) -> timedelta:
-    """ISO-8601 duration as kafka-consumer-groups.sh takes it (PnDTnHnMnS; sign optional)."""
-    body = text.strip().upper()
-    sign = -1 if body.startswith("-") else 1
-    body = body.lstrip("+-")
-    m = _DURATION.match(body)
-    if not m or body in ("P", "PT"):
-        raise UsageError(f"malformed duration {text!r}", "expected ISO-8601 like PT30M or P1DT2H")
-    parts = {k: float(v) for k, v in m.groupdict().items() if v}
-    return sign * timedelta(
-        days=parts.get("d", 0),
-        hours=parts.get("h", 0),
-        minutes=parts.get("m", 0),
-        seconds=parts.get("s", 0),
-    )
-
-
-def parse_datetime_ms(text: str) -> int:
-    """ISO-8601 date-time (local time when no zone is given, as Kafka's tool) to epoch ms."""
-    try:
-        dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"malformed date-time {text!r}", "expected ISO-8601 like 2024-05-01T12:00:00Z"
-        ) from None
-    if dt.tzinfo is None:
-        dt = dt.astimezone()
-    return int(dt.astimezone(UTC).timestamp() * 1000)

@@ -6,9 +6,7 @@ offset under read_committed) and "first offset whose timestamp is at or after T"
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kctl.errors import KctlError, NotFoundError, UsageError
@@ -31,27 +29,16 @@ class PartitionOffsets:
 
 
 def parse_time(text: str) -> int:
-    """``@1700000000000`` (epoch ms) or ISO-8601 (``2024-05-01T12:00:00Z``; no zone = UTC)
-    as epoch milliseconds."""
-    text = text.strip()
-    if text.startswith("@"):
-        try:
-            return int(text[1:])
-        except ValueError:
-            raise UsageError(f"malformed time {text!r}", "expected @EPOCH_MS") from None
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"malformed time {text!r}", "expected ISO-8601 like 2024-05-01T12:00:00Z or @EPOCH_MS"
-        ) from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
+    """``@EPOCH_MS`` or ISO-8601 (no zone = UTC) as epoch ms: :func:`kctl.parsing.time_ms`."""
+    from kctl.parsing import time_ms
+
+    return time_ms(text)
 
 
 def looks_like_time(text: str) -> bool:
-    return text.startswith("@") or bool(re.match(r"^\d{4}-\d{2}-\d{2}", text))
+    from kctl.parsing import looks_like_time as check
+
+    return check(text)
 
 
 def partitions_of(

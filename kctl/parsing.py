@@ -1,0 +1,128 @@
+"""Parsers of what operators type, one definition each, shared by every command: topic scopes,
+durations, points in time. Pure: no client library, no I/O. Malformed input is a
+:class:`~kctl.errors.UsageError` (exit 2) naming the option and what was expected.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from kctl.errors import UsageError
+
+Scope = dict[str, list[int] | None]  # topic -> partitions (None: every partition)
+
+
+def topic_scope(items: list[str], option: str = "--topic") -> Scope:
+    """``T`` (every partition) or ``T:0,2`` per item; repeated topics merge, and ``T`` alone
+    wins over any partition list of the same topic."""
+    out: Scope = {}
+    for item in items:
+        topic, colon, parts = item.partition(":")
+        if not topic:
+            raise UsageError(f"malformed {option} {item!r}", "expected TOPIC or TOPIC:P[,P...]")
+        if not colon:
+            out[topic] = None
+            continue
+        try:
+            chosen = {int(p) for p in parts.split(",") if p.strip() != ""}
+        except ValueError:
+            raise UsageError(
+                f"malformed {option} {item!r}", "partitions must be integers: TOPIC:0,1"
+            ) from None
+        if not chosen:
+            raise UsageError(f"malformed {option} {item!r}", "no partitions after ':'")
+        if any(p < 0 for p in chosen):
+            raise UsageError(f"malformed {option} {item!r}", "partitions are 0 or more")
+        if topic in out and out[topic] is None:
+            continue
+        out[topic] = sorted(chosen | set(out.get(topic) or []))
+    return out
+
+
+_ISO_DURATION = re.compile(
+    r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+)
+_COMPACT_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# Durations longer than this are typing mistakes, not operations (and overflow datetime).
+MAX_DURATION = timedelta(days=36500)
+
+
+def duration(text: str, option: str = "duration") -> timedelta:
+    """A duration in either spelling: ISO-8601 as kafka-consumer-groups.sh takes it (``PT30M``,
+    ``P1DT2H``, sign optional) or compact (``90`` seconds, ``15s``, ``10m``, ``1h30m``,
+    ``500ms``, ``2d``)."""
+    raw = text.strip()
+    body = raw.upper()
+    sign = -1 if body.startswith("-") else 1
+    body = body.lstrip("+-")
+    value: timedelta | None = None
+    if body.startswith("P"):
+        m = _ISO_DURATION.match(body)
+        if m and body not in ("P", "PT") and not body.endswith("T"):
+            parts = {k: float(v) for k, v in m.groupdict().items() if v}
+            seconds = (
+                parts.get("d", 0) * 86400
+                + parts.get("h", 0) * 3600
+                + parts.get("m", 0) * 60
+                + parts.get("s", 0)
+            )
+            value = timedelta(seconds=seconds) if seconds <= MAX_DURATION.total_seconds() else None
+            if value is None:
+                raise UsageError(f"{option} {raw!r} is too long", "at most 36500 days")
+    else:
+        low = body.lower()
+        if re.fullmatch(r"\d+(\.\d+)?", low):
+            seconds = float(low)
+        else:
+            found = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", low)
+            if found and "".join(n + u for n, u in found) == low:
+                seconds = sum(float(n) * _COMPACT_UNITS[u] for n, u in found)
+            else:
+                seconds = -1.0
+        if seconds > MAX_DURATION.total_seconds():
+            raise UsageError(f"{option} {raw!r} is too long", "at most 36500 days")
+        value = timedelta(seconds=seconds) if seconds >= 0 else None
+    if value is None:
+        raise UsageError(
+            f"malformed {option} {raw!r}", "say 15s, 10m, 1h30m, 500ms, or ISO-8601 like PT30M"
+        )
+    return sign * value
+
+
+def looks_like_time(text: str) -> bool:
+    """An ``@EPOCH_MS`` or an ISO-8601 date(-time), as opposed to an offset."""
+    return text.startswith("@") or bool(re.match(r"^\d{4}-\d{2}-\d{2}", text))
+
+
+def time_ms(text: str, option: str = "time") -> int:
+    """A point in time as epoch milliseconds: ``@1700000000000``, or ISO-8601
+    (``2024-05-01T12:00:00Z``, ``2024-05-01T14:00:00+02:00``, ``2024-05-01``). **A date-time
+    without a zone is UTC**, everywhere in kctl (kafka-consumer-groups.sh would take the
+    machine's local time; a script's meaning should not depend on the machine)."""
+    raw = text.strip()
+    if raw.startswith("@"):
+        try:
+            value = int(raw[1:])
+        except ValueError:
+            raise UsageError(f"malformed {option} {raw!r}", "expected @EPOCH_MS") from None
+        if not 0 <= value < 2**63:
+            raise UsageError(f"{option} {raw!r} is out of range", "0 <= EPOCH_MS < 2^63")
+        return value
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"malformed {option} {raw!r}",
+            "expected ISO-8601 like 2024-05-01T12:00:00Z or @EPOCH_MS",
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        value = int(when.timestamp() * 1000)
+    except (OverflowError, ValueError, OSError):
+        raise UsageError(f"{option} {raw!r} is out of range", "a time after 1970") from None
+    if value < 0:
+        raise UsageError(f"{option} {raw!r} is out of range", "a time after 1970")
+    return value

@@ -1,0 +1,88 @@
+"""The one parser module: topic scopes, durations in both spellings, points in time (UTC when
+no zone is given) — the same rules for every command."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from kctl import parsing as P
+from kctl.errors import UsageError
+
+
+def test_topic_scope_merges_repeats_and_a_bare_topic_means_every_partition():
+    assert P.topic_scope(["a", "b:0,2"]) == {"a": None, "b": [0, 2]}
+    assert P.topic_scope(["b:2", "b:0,2"]) == {"b": [0, 2]}
+    assert P.topic_scope(["b:1", "b", "b:3"]) == {"b": None}
+
+
+@pytest.mark.parametrize(
+    ("item", "why"),
+    [
+        ("b:x", "partitions must be integers"),
+        (":1", "expected TOPIC or TOPIC:P"),
+        ("b:", "no partitions after ':'"),
+        ("t1:-1", "partitions are 0 or more"),
+    ],
+)
+def test_topic_scope_names_the_option_and_the_fault(item, why):
+    with pytest.raises(UsageError) as info:
+        P.topic_scope([item], "--topic")
+    assert info.value.line().startswith(f"malformed --topic {item!r} (")
+    assert why in info.value.line()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PT30M", timedelta(minutes=30)),
+        ("P1DT2H", timedelta(days=1, hours=2)),
+        ("-PT1S", timedelta(seconds=-1)),
+        ("pt1.5s", timedelta(seconds=1.5)),
+        ("30m", timedelta(minutes=30)),
+        ("1h30m", timedelta(hours=1, minutes=30)),
+        ("500ms", timedelta(milliseconds=500)),
+        ("90", timedelta(seconds=90)),
+        ("2d", timedelta(days=2)),
+    ],
+)
+def test_a_duration_in_either_spelling(text, expected):
+    assert P.duration(text) == expected
+
+
+@pytest.mark.parametrize("text", ["1 hour", "P", "PT", "P1DT", "10x", "", "h"])
+def test_a_malformed_duration_is_a_usage_error_naming_the_option(text):
+    with pytest.raises(UsageError, match=r"malformed --by-duration"):
+        P.duration(text, "--by-duration")
+
+
+def test_an_absurd_duration_is_refused_not_overflowed():
+    with pytest.raises(UsageError, match="too long"):
+        P.duration("P1000000000D", "--by-duration")
+    with pytest.raises(UsageError, match="too long"):
+        P.duration("99999999999999d", "--duration")
+
+
+def test_points_in_time_are_utc_without_a_zone():
+    assert P.time_ms("1970-01-01T00:00:01Z") == 1000
+    assert P.time_ms("1970-01-01T00:00:01") == 1000  # no zone: UTC, whatever the machine says
+    assert P.time_ms("1970-01-01T01:00:00+01:00") == 0
+    assert P.time_ms("1970-01-02") == 86_400_000
+    assert P.time_ms("@1700000000000") == 1_700_000_000_000
+    assert P.looks_like_time("2024-05-01") and P.looks_like_time("@5")
+    assert not P.looks_like_time("-5")
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("yesterday", "malformed --to-datetime 'yesterday'"),
+        ("@soon", "malformed --to-datetime '@soon'"),
+        ("@99999999999999999999", "out of range"),
+        ("0001-01-01T00:00:00", "out of range"),
+    ],
+)
+def test_a_bad_point_in_time_is_a_usage_error(text, why):
+    with pytest.raises(UsageError, match=why):
+        P.time_ms(text, "--to-datetime")
