@@ -117,6 +117,24 @@ def test_jks_truststore_in_command_config_is_explained(kctl, tmp_path: Path):
     assert "JKS is not readable by librdkafka" in _one_error_line(r)
 
 
+def test_a_truststore_without_a_type_is_jks_as_in_java_and_the_fix_is_named(kctl, tmp_path: Path):
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=SSL\nssl.truststore.location=/etc/kafka/trust.jks\n")
+    r = kctl("--command-config", str(props), "topics", "list")
+    assert r.code == 1
+    line = _one_error_line(r)
+    assert "ssl.truststore.type JKS (no type given: Java's default) is not readable" in line
+    assert "keytool -exportcert -rfc -keystore /etc/kafka/trust.jks" in line
+    assert "OpenSSL" not in line and "ssl.ca.location" not in r.stdout
+
+
+def test_a_pem_truststore_without_a_type_is_taken_as_pem(kctl, tmp_path: Path):
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=SSL\nssl.truststore.location=/nonexistent/ca.pem\n")
+    r = kctl("--command-config", str(props), "--timeout", "3", "topics", "list")
+    assert r.code == 1 and "not readable by librdkafka" not in r.stderr
+
+
 @pytest.fixture(scope="module")
 def auth_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A second local broker that requires SASL. Tansu (memory storage) accepts no credentials

@@ -80,16 +80,19 @@ def test_value_and_key_formats(kctl, new_topic, bootstrap):
 def test_plain_table_and_template_outputs(kctl, new_topic, bootstrap):
     topic = new_topic(partitions=1)
     write(bootstrap, topic, [{"value": b"hello", "key": b"a", "headers": [("x", b"y")]},
-                             {"value": b"world"}])  # fmt: skip
+                             {"value": b"world"}, {"value": b"", "key": b""},
+                             {"value": None, "key": b"k"}])  # fmt: skip
     r = kctl("consume", topic, "-o", "plain")
-    assert (r.code, r.stdout, r.stderr) == (0, "hello\nworld\n", "")
+    assert (r.code, r.stdout, r.stderr) == (0, "hello\nworld\n\n\n", "")
     r = kctl("consume", topic, "--template", "{partition}:{offset} {key}={value} [{headers}]")
-    assert r.stdout == "0:0 a=hello [x=y]\n0:1 =world []\n"
+    assert r.stdout == "0:0 a=hello [x=y]\n0:1 =world []\n0:2 = []\n0:3 k= []\n"
     r = kctl("consume", topic, "-o", "table")
-    header, row1, row2 = r.stdout.splitlines()
+    header, row1, row2, row3, row4 = r.stdout.splitlines()
     assert header.split() == ["PARTITION", "OFFSET", "TIMESTAMP", "KEY", "VALUE"]
     assert row1.split()[0:2] == ["0", "0"] and row1.split()[-2:] == ["a", "hello"]
-    assert row2.split()[-2:] == ["-", "world"]
+    assert row2.split()[-2:] == ["(null)", "world"]  # no key
+    assert row3.split()[-2:] == ['""', '""']  # empty key, empty value
+    assert row4.split()[-2:] == ["k", "(null)"]  # a tombstone
     r = kctl("consume", topic, "--template", "{nope}")
     assert r.code == 2 and "unknown field {nope} in --template" in r.stderr
 

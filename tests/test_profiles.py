@@ -137,10 +137,22 @@ def test_unknown_profile_lists_known_ones(kctl):
 def test_corrupt_profile_file_names_file_and_line(kctl, kctl_env):
     path = _config(kctl_env)
     path.write_text("profiles:\n  a:\n    bootstrap_servers: [unclosed\n")
-    r = kctl("topics", "list")
+    r = kctl("profile", "list")
     assert r.code == 1
     assert r.stderr.startswith(f"kctl: error: corrupt profile file {path} (line ")
     assert "Traceback" not in r.stderr
+    r = kctl("-p", "a", "topics", "list")  # the profile is needed: an error
+    assert r.code == 1 and r.stderr.startswith("kctl: error: corrupt profile file")
+
+
+def test_a_corrupt_profile_file_does_not_block_an_explicit_bootstrap(kctl, kctl_env, bootstrap):
+    path = _config(kctl_env)
+    path.write_text("profiles:\n  a:\n    bootstrap_servers: [unclosed\n")
+    r = kctl("-b", bootstrap, "topics", "list", "-o", "json")
+    assert r.code == 0, r
+    assert isinstance(json.loads(r.stdout), list)
+    assert r.stderr.startswith(f"kctl: warning: ignoring the profile file: corrupt profile file {path}")
+    assert len(r.stderr.splitlines()) == 1
 
 
 def test_profile_with_unknown_key_is_rejected(kctl, kctl_env):

@@ -7,6 +7,19 @@ import json
 from conftest import unique, wait_for
 
 
+def test_create_without_counts_shows_the_brokers_defaults(kctl, admin):
+    name = unique("defaults")
+    r = kctl("topics", "create", name, "-o", "json")
+    assert r.code == 0, r
+    (created,) = json.loads(r.stdout)
+    md = admin.list_topics(name, timeout=10).topics[name]
+    assert created["partitions"] == len(md.partitions) >= 1
+    assert created["replication_factor"] == len(md.partitions[0].replicas) >= 1
+    table = kctl("topics", "create", unique("defaults"), "-o", "plain", "--no-headers")
+    fields = table.stdout.split("\t")
+    assert table.code == 0 and fields[2].isdigit() and fields[3].strip().isdigit(), table
+
+
 def test_create_then_list_and_describe_show_the_topic(kctl, admin):
     name = unique("orders")
     r = kctl(

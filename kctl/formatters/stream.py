@@ -258,6 +258,10 @@ class TemplateWriter(Writer):
         self.out.write("".join(parts).encode())
 
 
+NULL_CELL = "(null)"
+EMPTY_CELL = '""'
+
+
 class TableWriter(Writer):
     """Aligned columns for people; the header once (unless --no-headers)."""
 
@@ -273,6 +277,13 @@ class TableWriter(Writer):
         head = "".join(c.ljust(w) + " " for c, w in zip(cells, widths, strict=False))
         return head + cells[-1]
 
+    def _cell(self, msg: Any, raw: bytes | None, what: str, decode: Decoder) -> str:
+        """A null key or value shows as (null), an empty one as "": never alike."""
+        if raw is None:
+            return NULL_CELL
+        text = _text(self, msg, raw, what, decode).replace("\n", "\\n")
+        return text if text else EMPTY_CELL
+
     def write(self, msgs: list[Any]) -> None:
         lines = []
         if self.pending_header:
@@ -286,10 +297,10 @@ class TableWriter(Writer):
                 if tstype
                 else ""
             )
-            key = _text(self, m, m.key(), "key", self.decode_key).replace("\n", "\\n")
-            value = _text(self, m, m.value(), "value", self.decode_value).replace("\n", "\\n")
+            key = self._cell(m, m.key(), "key", self.decode_key)
+            value = self._cell(m, m.value(), "value", self.decode_value)
             cells = [m.topic()] if self.show_topic else []
-            cells += [str(m.partition()), str(m.offset()), when, key or "-", value]
+            cells += [str(m.partition()), str(m.offset()), when, key, value]
             lines.append(self._row(cells))
         self.out.write("".join(line + "\n" for line in lines).encode())
 

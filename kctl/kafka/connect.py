@@ -112,11 +112,17 @@ def _apply_java_properties(conn: Connection, props: dict[str, str], source: str)
             if "password" in fields:
                 conn.sasl_password = fields["password"]
         elif key in ("ssl.truststore.location", "ssl.ca.location"):
-            kind = props.get("ssl.truststore.type", "PEM").upper()
+            # Java's default truststore type is JKS: a location without a type is JKS, unless
+            # its name says PEM.
+            pem_name = value.lower().endswith((".pem", ".crt", ".cer"))
+            kind = props.get("ssl.truststore.type", "PEM" if pem_name else "JKS").upper()
             if key == "ssl.truststore.location" and kind != "PEM":
+                given = "" if "ssl.truststore.type" in props else " (no type given: Java's default)"
                 raise ConfigError(
-                    f"{source}: ssl.truststore.type {kind} is not readable by librdkafka",
-                    "convert the truststore to PEM and set ssl.truststore.type=PEM",
+                    f"{source}: ssl.truststore.type {kind}{given} is not readable by librdkafka",
+                    f"convert it to PEM (keytool -exportcert -rfc -keystore {value} -alias "
+                    "ALIAS -file ca.pem) and set ssl.truststore.location=ca.pem with "
+                    "ssl.truststore.type=PEM",
                 )
             conn.ca_file = value
         elif key == "ssl.keystore.type" and value.upper() not in ("PKCS12", "PEM"):
@@ -137,9 +143,19 @@ def _apply_java_properties(conn: Connection, props: dict[str, str], source: str)
 def resolve(s: settings.Settings | None = None) -> Connection:
     """Build the :class:`Connection` for this invocation."""
     s = s or settings.current()
-    pfile = config.load()
-    name = s.profile or pfile.current
-    profile = pfile.get(name) if name else None
+    try:
+        pfile: config.ProfileFile | None = config.load()
+    except ConfigError as exc:
+        # An explicit bootstrap without --profile needs no profile: a broken file is a warning.
+        if s.profile or not s.bootstrap_servers:
+            raise
+        sys.stderr.write(
+            f"kctl: warning: ignoring the profile file: {exc.line()}; "
+            f"connecting to {s.bootstrap_servers} as given\n"
+        )
+        pfile = None
+    name = s.profile or (pfile.current if pfile else None)
+    profile = pfile.get(name) if pfile and name else None
     if s.profile and profile is None:  # pragma: no cover - get() raises first
         raise ConfigError(f"unknown profile {s.profile!r}")
     conn = Connection(bootstrap_servers="", timeout=s.timeout, debug=s.debug)
