@@ -6,6 +6,7 @@ kafka-python, pyspark or pyarrow, so ``kctl --help`` stays instant.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -191,6 +192,15 @@ def _one_line_summaries(typer_app: typer.Typer) -> None:
 _register()
 
 
+def _end_line_after_interrupt() -> None:
+    """^C at a prompt or during --watch: the terminal shows ``^C`` where the cursor was; end that
+    line so the shell's prompt starts on a fresh one."""
+    with contextlib.suppress(OSError, ValueError):
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
 def _print_error(line: str) -> None:
     sys.stderr.write(f"kctl: error: {line}\n")
     sys.stderr.flush()
@@ -203,6 +213,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = app(args=args, prog_name="kctl", standalone_mode=False)
         code = result if isinstance(result, int) else 0
+        if code == EXIT_INTERRUPTED:  # Typer answers ^C (KeyboardInterrupt) with exit 130
+            _end_line_after_interrupt()
     except typer.Exit as exc:
         code = exc.exit_code
     except SystemExit as exc:
@@ -214,6 +226,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             raise
     except typer.Abort:
+        _end_line_after_interrupt()
         code = EXIT_INTERRUPTED
     except typer.TyperException as exc:
         hint = ""
@@ -228,6 +241,7 @@ def main(argv: list[str] | None = None) -> None:
         _print_error(exc.line())
         code = exc.exit_code
     except KeyboardInterrupt:
+        _end_line_after_interrupt()
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         # `kctl ... | head`: the reader left; end quietly.

@@ -124,3 +124,43 @@ def test_reader_leaving_mid_stream_ends_quietly_with_exit_zero(kctl_env):
     )
     assert proc.stdout.strip() == "rc=0"
     assert proc.stderr == ""
+
+
+def test_ctrl_c_at_a_prompt_leaves_the_terminal_on_a_fresh_line(tmp_path):
+    """^C at a confirmation prompt: exit 130, and the prompt's line is ended for the shell."""
+    import os
+    import pty
+    import select
+    import signal
+    import time
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
+    env.update(KCTL_CONFIG=str(tmp_path / "config.yaml"), NO_COLOR="1")
+    subprocess.run(
+        [sys.executable, "-m", "kctl", "profile", "add", "doomed", "-b", "h:1"],
+        env=env, capture_output=True, check=True,
+    )  # fmt: skip
+    master, slave = pty.openpty()  # the parent keeps the slave open: no output is lost
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kctl", "profile", "delete", "doomed"],
+        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+    )  # fmt: skip
+
+    def read(until: bytes | None, timeout: float) -> bytes:
+        got = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and (until is None or until not in got):
+            if select.select([master], [], [], 0.2)[0]:
+                got += os.read(master, 1024)
+            elif until is None and proc.poll() is not None:
+                break
+        return got
+
+    seen = read(b"[y/N] ", 30)
+    assert seen.endswith(b"[y/N] "), seen
+    proc.send_signal(signal.SIGINT)  # what the terminal sends on ^C
+    assert proc.wait(timeout=30) == 130
+    after = read(None, 5)
+    os.close(slave)
+    os.close(master)
+    assert after.endswith(b"\n") and b"Traceback" not in after, after
