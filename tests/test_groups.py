@@ -197,6 +197,20 @@ def test_reset_lands_exactly_where_the_spec_says(kctl, bootstrap, topic, args, e
     assert _described_offsets(kctl, group) == expected
 
 
+def test_lag_of_several_groups_puts_each_total_under_its_group(kctl, bootstrap, topic):
+    first, second = sorted([unique("tot-a"), unique("tot-b")])
+    _consume_and_commit(bootstrap, topic, first, {0: 4, 1: 6})
+    _consume_and_commit(bootstrap, topic, second, {0: 1, 1: 1})
+    for fmt in ("plain", "table"):
+        r = kctl("groups", "lag", first, second, "-o", fmt)
+        assert r.code == 0, r
+        rows = [line.split() for line in r.stdout.splitlines()[1:] if line.strip()]
+        groups = [row[0] for row in rows]
+        assert groups == [first, first, first, second, second, second], r.stdout
+        assert rows[2][1] == "TOTAL" and rows[2][-1] == "10"
+        assert rows[5][1] == "TOTAL" and rows[5][-1] == "18"
+
+
 def test_shift_by_refuses_a_partition_without_a_committed_offset(kctl, bootstrap, topic):
     group = unique("shift")
     _consume_and_commit(bootstrap, topic, group, {0: 4})  # partition 1: no commit

@@ -224,7 +224,7 @@ def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
         "group", "topic", "partition:>", "committed_offset:>", "log_end_offset:>", "lag:>",
         "flag", "member_id", "host",
     )  # fmt: skip
-    return Output(rows, columns, doc=doc, footer=footer), group_totals
+    return Output(rows, columns, doc=doc, footer=footer, footer_by="group"), group_totals
 
 
 @app.command(

@@ -33,7 +33,10 @@ class Output:
     columns: Sequence[Column]
     doc: Any = None
     title: str | None = None
-    footer: list[dict[str, Any]] = field(default_factory=list)  # e.g. a totals row (tables only)
+    footer: list[dict[str, Any]] = field(default_factory=list)  # e.g. a totals row (table, plain)
+    # With several groups of rows (e.g. consumer groups), each footer row goes right under the
+    # last row whose value of this key it shares, instead of all at the end.
+    footer_by: str | None = None
 
     def document(self) -> Any:
         return self.rows if self.doc is None else self.doc
@@ -115,11 +118,30 @@ def _plain_cell(value: Any) -> str:
     return cell(value).replace("\t", " ").replace("\n", " ")
 
 
+def _with_footer(out: Output) -> list[tuple[dict[str, Any], bool]]:
+    """Rows then footer rows, as (row, is_footer); with ``footer_by``, each footer row right
+    after the last row of its group (footer rows of no group stay at the end)."""
+    if not out.footer_by:
+        return [(r, False) for r in out.rows] + [(r, True) for r in out.footer]
+    key = out.footer_by
+    last: dict[Any, int] = {row.get(key): i for i, row in enumerate(out.rows)}
+    after: dict[int, list[dict[str, Any]]] = {}
+    tail: list[dict[str, Any]] = []
+    for row in out.footer:
+        at = last.get(row.get(key))
+        (tail if at is None else after.setdefault(at, [])).append(row)
+    placed: list[tuple[dict[str, Any], bool]] = []
+    for i, row in enumerate(out.rows):
+        placed.append((row, False))
+        placed += [(f, True) for f in after.get(i, [])]
+    return placed + [(f, True) for f in tail]
+
+
 def _render_plain(out: Output, stream: IO[str]) -> None:
     lines = []
     if not settings.current().no_headers:
         lines.append("\t".join(c.title for c in out.columns))
-    for row in [*out.rows, *out.footer]:
+    for row, _footer in _with_footer(out):
         lines.append("\t".join(_plain_cell(row.get(c.key)) for c in out.columns))
     stream.write("".join(line + "\n" for line in lines))
 
@@ -141,12 +163,14 @@ def _render_table(out: Output, stream: IO[str]) -> None:
     )
     for c in out.columns:
         table.add_column(c.title, justify=c.justify, style=c.style, overflow="fold")  # type: ignore[arg-type]
-    for row in out.rows:
-        table.add_row(*(cell(row.get(c.key)) for c in out.columns))
-    if out.footer:
-        table.add_section()
-        for row in out.footer:
-            table.add_row(*(cell(row.get(c.key)) for c in out.columns), style="bold")
+    previous_footer = False
+    for row, footer in _with_footer(out):
+        if footer and not previous_footer and not out.footer_by:
+            table.add_section()
+        table.add_row(
+            *(cell(row.get(c.key)) for c in out.columns), style="bold" if footer else None
+        )
+        previous_footer = footer
     console.print(table)
 
 
