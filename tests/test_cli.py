@@ -164,3 +164,15 @@ def test_ctrl_c_at_a_prompt_leaves_the_terminal_on_a_fresh_line(tmp_path):
     os.close(slave)
     os.close(master)
     assert after.endswith(b"\n") and b"Traceback" not in after, after
+
+
+def test_the_offsets_decode_help_example_runs(offline_kctl):
+    key = "000100086d792d67726f757000066f726465727300000000"
+    value = "0003000000000000002a0000000000000000018bcfe56800"
+    help_text = " ".join(offline_kctl("offsets", "decode", "--help").stdout.split())
+    assert f"kctl offsets decode --key {key} --value {value}" in help_text
+    r = offline_kctl("offsets", "decode", "--key", key, "--value", value, "-o", "json")
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    assert doc["key"]["data"] == {"group": "my-group", "topic": "orders", "partition": 0}
+    assert doc["value"]["data"]["offset"] == 42

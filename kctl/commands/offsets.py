@@ -14,7 +14,8 @@ app = typer.Typer(
 @app.command(
     "decode",
     epilog=example(
-        "kctl offsets decode --key 0001000a6d792d67726f7570... --value 0003...",
+        "kctl offsets decode --key 000100086d792d67726f757000066f726465727300000000 "
+        "--value 0003000000000000002a0000000000000000018bcfe56800",
         'kctl offsets decode --key "$(xxd -p -c0 k.bin)" -o json',
     ),
 )
