@@ -98,6 +98,14 @@ def test_tansu_engine_up_status_down_cycle(kctl):
         status = json.loads(kctl("local", "status", "-o", "json").stdout)
         assert status["running"] and status["answering"]
         assert status["bootstrap"] == f"127.0.0.1:{port}"
+
+        # kctl applies Tansu's workaround itself: a short session timeout for group consumers
+        b = ("-b", f"127.0.0.1:{port}")
+        assert kctl(*b, "topics", "create", "tq", "--partitions", "1").code == 0
+        assert kctl(*b, "produce", "tq", input="a\nb\n").code == 0
+        r = kctl(*b, "--debug", "consume", "tq", "--group", "gq", "-o", "plain", timeout=120)
+        assert r.code == 0 and r.stdout == "a\nb\n", r
+        assert "Tansu broker: session.timeout.ms=6000" in r.stderr
     finally:
         down = kctl("local", "down")
     assert down.code == 0 and "stopped" in down.stderr

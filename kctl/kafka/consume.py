@@ -96,6 +96,15 @@ def check_start(start: str | None) -> None:
         ) from None
 
 
+TANSU_CLUSTER_ID = "tansu_cluster"
+TANSU_SESSION_TIMEOUT_MS = 6000
+
+
+def _on_tansu(admin: Admin) -> bool:
+    """The embedded Tansu broker answers Metadata with this fixed cluster id."""
+    return bool(admin.metadata().cluster_id == TANSU_CLUSTER_ID)
+
+
 class Consumption:
     """A consumer positioned as asked; iterate :meth:`batches` for lists of messages.
 
@@ -128,6 +137,18 @@ class Consumption:
             cfg["group.id"] = opts.group
             cfg["enable.auto.commit"] = opts.commit
             cfg["enable.auto.offset.store"] = False
+        if opts.group and _on_tansu(admin) and "session.timeout.ms" not in opts.extra:
+            # Tansu (kctl local up --engine tansu) holds a classic group's join until the
+            # session timeout: librdkafka's 45 s default means ~23 s before the first record.
+            cfg["session.timeout.ms"] = TANSU_SESSION_TIMEOUT_MS
+            cfg["heartbeat.interval.ms"] = 1000
+            if conn.debug:
+                import sys
+
+                sys.stderr.write(
+                    f"kctl: debug: Tansu broker: session.timeout.ms={TANSU_SESSION_TIMEOUT_MS} "
+                    "for the group (it holds joins until the session timeout)\n"
+                )
         cfg.update(opts.extra)
         self.consumer, self.log = make_consumer(conn, **cfg)
         self.assigned: set[tuple[str, int]] = set()
