@@ -151,7 +151,9 @@ def test_a_corrupt_profile_file_does_not_block_an_explicit_bootstrap(kctl, kctl_
     r = kctl("-b", bootstrap, "topics", "list", "-o", "json")
     assert r.code == 0, r
     assert isinstance(json.loads(r.stdout), list)
-    assert r.stderr.startswith(f"kctl: warning: ignoring the profile file: corrupt profile file {path}")
+    assert r.stderr.startswith(
+        f"kctl: warning: ignoring the profile file: corrupt profile file {path}"
+    )
     assert len(r.stderr.splitlines()) == 1
 
 

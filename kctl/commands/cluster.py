@@ -87,7 +87,10 @@ def snapshot(
     snap = collect(Admin(), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
         brokers = ", ".join(map(str, snap.log_dirs_unsupported))
-        note(f"kctl: warning: log dirs not collected from broker {brokers} (no DescribeLogDirs support)")
+        note(
+            f"kctl: warning: log dirs not collected from broker {brokers} "
+            "(no DescribeLogDirs support)"
+        )
     rows = [
         {
             "topic": t.name,

@@ -87,7 +87,10 @@ def validate(
         snap = collect(Admin(), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
         brokers = ", ".join(map(str, snap.log_dirs_unsupported))
-        note(f"kctl: warning: log-dir checks skipped for broker {brokers} (no DescribeLogDirs support)")
+        note(
+            f"kctl: warning: log-dir checks skipped for broker {brokers} "
+            "(no DescribeLogDirs support)"
+        )
     findings = rules.validate(snap, rules.Options(min_rf=min_rf, topics=list(topics)))
     checked = rules.selected_topics(snap, list(topics))
     counts = rules.counts(findings)

@@ -278,8 +278,7 @@ def create_topic(
         placed = _read_back(admin, name)
         if assignment is not None and placed != assignment:
             raise KctlError(
-                f"topic {name!r} was created, but the broker did not apply the replica "
-                "assignment",
+                f"topic {name!r} was created, but the broker did not apply the replica assignment",
                 f"asked {_placement(assignment)}, got {_placement(placed)}",
             )
     return {
