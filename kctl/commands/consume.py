@@ -7,6 +7,7 @@ import sys
 import typer
 
 from kctl.commands._common import example, note
+from kctl.errors import EXIT_INTERRUPTED
 
 EPILOG = example(
     "kctl consume orders -o jsonl | jq .value",
@@ -124,4 +125,4 @@ def consume(
         took = time.monotonic() - started
         note(f"consumed {count} record(s) in {took:.1f}s")
     if interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from kctl.commands._common import example, note
-from kctl.errors import UsageError
+from kctl.errors import EXIT_FAILED, UsageError
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(
@@ -173,13 +173,13 @@ def status() -> None:
             )
         )
         if not any(r["alive"] for r in rows):
-            raise typer.Exit(1)
+            raise typer.Exit(EXIT_FAILED)
         return
     data = broker.status()
     rows = [{"key": k, "value": v} for k, v in data.items()]
     emit(Output(rows, cols("key", "value"), doc={**data, "engine": "tansu"}))
     if not data["running"]:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command("down", epilog=example("kctl local down", "kctl local down --purge"))

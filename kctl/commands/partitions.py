@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from kctl.commands._common import example, note
+from kctl.errors import EXIT_FAILED, EXIT_FINDINGS
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(
@@ -173,7 +174,7 @@ def elect_leaders(
     results = elect.elect(admin.conn, kind, todo)
     emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
     if any(r["status"] == "failed" for r in results):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command(
@@ -231,7 +232,7 @@ def move_dir(
         return
     emit(Output(results, cols("topic", "partition:>", "broker:>", "status", "error")))
     if any(r["status"] == "failed" for r in results):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
     note("moving; 'kctl cluster log-dirs' shows the future replica until the move completes")
 
 
@@ -370,7 +371,7 @@ def execute_(
     results = reassign.alter(admin.conn, dict(plan), "reassigning partitions")
     emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
     if any(r["status"] == "failed" for r in results):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 @reassign_app.command(
@@ -396,7 +397,7 @@ def verify_(
     emit(Output(rows, cols("topic", "partition:>", "status", "current", "target")))
     if not done:
         note("reassignment not complete; the throttle (if any) stays")
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_FINDINGS)
     if not keep_throttle:
         cleared = reassign.clear_throttles(admin, sorted({t for t, _ in plan}))
         if cleared:
@@ -455,7 +456,7 @@ def cancel(
     )
     emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
     if any(r["status"] == "failed" for r in results):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
     if not preserve_throttles:
         from kctl.kafka.client import Admin
 

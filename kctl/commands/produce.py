@@ -9,6 +9,7 @@ from typing import IO, Any
 import typer
 
 from kctl.commands._common import example, note
+from kctl.errors import EXIT_INTERRUPTED
 
 EPILOG = example(
     "echo hello | kctl produce orders",
@@ -207,4 +208,4 @@ def produce(
             f"{summary.failed} record(s) not delivered to {topic!r}", summary.first_error
         )
     if summary.interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)

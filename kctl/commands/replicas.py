@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from kctl.commands._common import example, note
+from kctl.errors import EXIT_FINDINGS
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(
@@ -117,7 +118,7 @@ def validate(
         + (summary if findings else "healthy")
     )
     if rules.at_or_above(findings, fail_on):
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def _emit_comparison(results: list[Any], doc: dict[str, Any]) -> None:
@@ -177,7 +178,7 @@ def compare(
     differing = [r for r in results if r.status not in ("reference", "identical")]
     if differing:
         note(f"{len(differing)} of {len(results)} replica(s) differ")
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_FINDINGS)
     note(f"{len(results)} replicas hold the same batches")
 
 
@@ -234,6 +235,6 @@ def verify(
     if bad:
         note(f"{len(bad)} replica(s) differ from their leader")
     if bad or offline:
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_FINDINGS)
     partitions = len({(r["topic"], r["partition"]) for r in rows})
     note(f"{partitions} partition(s): every fetched replica matches its leader")

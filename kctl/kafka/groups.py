@@ -25,7 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kctl.errors import ConnectionFailed, KctlError, NotFoundError, UnsupportedByBroker
+from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
+from kctl.kafka import kp
 from kctl.kafka.client import Admin, error_name, error_text
 from kctl.kafka.lagmath import TP, lag_of
 
@@ -146,44 +147,15 @@ class GroupReader:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from kafka import KafkaAdminClient
-            from kafka.errors import KafkaError
-
-            from kctl.kafka.connect import kafka_python_config
-
-            self.admin.metadata()  # fails fast, naming the cause, where kafka-python only waits
-            try:
-                self._client = KafkaAdminClient(**kafka_python_config(self.admin.conn))
-            except KafkaError as exc:
-                raise ConnectionFailed(
-                    f"cannot connect to {self.admin.conn.bootstrap_servers}",
-                    str(exc) or type(exc).__name__,
-                ) from exc
+            self._client = kp.connect(self.admin.conn, self.admin)
         return self._client
 
     def version(self, request_class: Any) -> int:
         """The highest version of an API both kafka-python and the broker speak (-1: none)."""
-        from kafka.errors import IncompatibleBrokerVersion
-
-        try:
-            return int(self.client._manager.broker_version_data.api_version(request_class))
-        except IncompatibleBrokerVersion:
-            return -1
+        return kp.api_version(self.client, request_class)
 
     def send(self, request: Any, what: str, node_id: int | None = None) -> Any:
-        from kafka.errors import KafkaError
-
-        manager = self.client._manager
-
-        async def call() -> Any:
-            if node_id is None:
-                return await manager.send(request)
-            return await manager.send(request, node_id=node_id)
-
-        try:
-            return manager.run(call)
-        except KafkaError as exc:
-            raise KctlError(what, str(exc) or type(exc).__name__) from exc
+        return kp.send(self.client, request, what, node_id)
 
     # -- coordinators ---------------------------------------------------------------------
 

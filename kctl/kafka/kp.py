@@ -1,5 +1,11 @@
 """kafka-python, for the protocol requests librdkafka's Python API does not expose
-(per-broker ApiVersions, cluster-wide broker defaults, ...)."""
+(per-broker ApiVersions, cluster-wide broker defaults, group APIs, log dirs, ...).
+
+This is the one place that connects kafka-python and sends raw requests with it. kafka-python
+3.0 has no public call that sends a request object and returns its response: ``send`` and
+``api_version`` use its connection manager (``KafkaAdminClient._manager``), here and nowhere
+else, so an upgrade that moves it breaks one module.
+"""
 
 from __future__ import annotations
 
@@ -11,21 +17,27 @@ from kctl.errors import ConnectionFailed, KctlError
 from kctl.kafka.connect import Connection, kafka_python_config
 
 
-@contextmanager
-def admin_client(conn: Connection) -> Iterator[Any]:
+def connect(conn: Connection, admin: Any = None) -> Any:
     """A kafka-python KafkaAdminClient; connection failures become one-line errors (librdkafka
-    is asked first: it fails fast and names the cause, where kafka-python only times out)."""
+    is asked first, through ``admin`` or a new Admin: it fails fast and names the cause, where
+    kafka-python only times out). The caller closes it."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
     from kctl.kafka.client import Admin
 
-    Admin(conn).metadata()
+    (admin or Admin(conn)).metadata()
     try:
-        client = KafkaAdminClient(**kafka_python_config(conn))
+        return KafkaAdminClient(**kafka_python_config(conn))
     except KafkaError as exc:
         why = str(exc) or type(exc).__name__
         raise ConnectionFailed(f"cannot connect to {conn.bootstrap_servers}", why) from exc
+
+
+@contextmanager
+def admin_client(conn: Connection) -> Iterator[Any]:
+    """:func:`connect`, closed at the end of the block."""
+    client = connect(conn)
     try:
         yield client
     finally:
@@ -36,12 +48,24 @@ def send(client: Any, request: Any, what: str, node_id: int | None = None) -> An
     """Send one protocol request (to ``node_id``, else any broker) and return its response."""
     from kafka.errors import KafkaError
 
+    manager = client._manager
+
     async def call() -> Any:
         if node_id is None:
-            return await client._manager.send(request)
-        return await client._manager.send(request, node_id=node_id)
+            return await manager.send(request)
+        return await manager.send(request, node_id=node_id)
 
     try:
-        return client._manager.run(call)
+        return manager.run(call)
     except KafkaError as exc:
         raise KctlError(what, str(exc) or type(exc).__name__) from exc
+
+
+def api_version(client: Any, request_class: Any) -> int:
+    """The highest version of an API both kafka-python and the cluster speak (-1: none)."""
+    from kafka.errors import IncompatibleBrokerVersion
+
+    try:
+        return int(client._manager.broker_version_data.api_version(request_class))
+    except IncompatibleBrokerVersion:
+        return -1
