@@ -9,7 +9,11 @@ import time
 from contextlib import contextmanager
 
 import pytest
-from conftest import unique, wait_for
+from conftest import on_tansu, unique, wait_for
+
+pytestmark = pytest.mark.skipif(
+    on_tansu(), reason="the Tansu broker has no consumer group protocol (KIP-848)"
+)
 
 PER_PARTITION = 10  # records in each of the 2 partitions
 
