@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from kctl.commands._common import example, note
+from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_FAILED, EXIT_FINDINGS
 from kctl.formatters import Output, cols, emit
 
@@ -94,7 +95,12 @@ def elect_leaders(
     ),
     all_topics: bool = typer.Option(False, "--all-topics", help="Every partition of every topic."),
     topics: list[str] = typer.Option(
-        [], "--topic", "-t", help="TOPIC or TOPIC:P,P (repeatable).", metavar="T[:P,...]"
+        [],
+        "--topic",
+        "-t",
+        help="TOPIC or TOPIC:P,P (repeatable).",
+        metavar="T[:P,...]",
+        autocompletion=topic_names,
     ),
     from_file: Path | None = typer.Option(
         None,
@@ -106,11 +112,9 @@ def elect_leaders(
 ) -> None:
     """Preferred or unclean leader election: shows per partition the current and the expected
     leader; with --execute sends ElectLeaders for the partitions that need it."""
-    from kctl.errors import NotFoundError, UsageError
+    from kctl.errors import UsageError
     from kctl.kafka import elect
     from kctl.kafka.client import Admin
-    from kctl.kafka.topics import cluster_view
-    from kctl.replicas.assign import election_step
 
     if election_type is not None:
         kind_given = election_type.lower()
@@ -132,40 +136,14 @@ def elect_leaders(
         else None
     )
     admin = Admin()
-    elect.supported(admin.conn)
-    view = cluster_view(admin)
-    live = set(view.brokers)
-    steps = []
-    names = sorted(view.topics) if scope is None else sorted(scope)
-    for name in names:
-        t = view.topics.get(name)
-        if t is None:
-            raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
-        wanted = None if scope is None else scope[name]
-        have = {p.partition for p in t.partitions}
-        for p in wanted or []:
-            if p not in have:
-                raise NotFoundError(f"unknown partition {name}-{p}", f"{name} has {len(have)}")
-        for p in t.partitions:
-            if wanted is not None and p.partition not in wanted:
-                continue
-            step = election_step(name, p.partition, p.leader, p.replicas, p.isr, live, kind)
-            if scope is None and step.action == "skip":
-                continue  # --all-topics: only what would change
-            steps.append(step)
+    plan = elect.plan_election(admin, kind, scope)
+    steps, todo = plan.steps, plan.todo
     columns = cols(
         "topic", "partition:>", "leader:>", "replicas", "isr", "new_leader:>", "action", "reason"
     )
-    todo: dict[str, list[int]] = {}
-    for s in steps:
-        if s.action == "elect":
-            todo.setdefault(s.topic, []).append(s.partition)
     if not execute:
         emit(Output([s.row() for s in steps], columns))
-        note(
-            f"plan: {sum(map(len, todo.values()))} {kind} election(s); nothing changed "
-            "(add --execute to elect)"
-        )
+        note(f"plan: {plan.count} {kind} election(s); nothing changed (add --execute to elect)")
         return
     if not todo:
         emit(Output([s.row() for s in steps], columns))
@@ -286,7 +264,9 @@ PLAN_COLUMNS = ("topic", "partition:>", "current", "proposed", "moving")
     ),
 )
 def generate(
-    topics: list[str] = typer.Option(..., "--topic", "-t", help="Topic to move (repeatable)."),
+    topics: list[str] = typer.Option(
+        ..., "--topic", "-t", help="Topic to move (repeatable).", autocompletion=topic_names
+    ),
     brokers: str = typer.Option(..., "--brokers", help="Target broker ids, e.g. 1,2,3."),
     current_file: Path | None = typer.Option(
         None,

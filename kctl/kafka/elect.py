@@ -4,10 +4,12 @@ from Metadata (:func:`kctl.replicas.assign.election_step`), the request is sent 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kctl.errors import KctlError, UnsupportedByBroker
 from kctl.kafka import kp
+from kctl.kafka.client import Admin
 from kctl.kafka.connect import Connection
 
 API = "ElectLeaders"
@@ -99,3 +101,52 @@ def elect(conn: Connection, kind: str, partitions: dict[str, list[int]]) -> list
         request = build_request(kind, partitions, int(conn.timeout * 1000), version)
         response = kp.send(client, request, "electing leaders", node_id=controller(client))
     return parse_response(response)
+
+
+@dataclass
+class ElectionPlan:
+    kind: str  # preferred | unclean
+    steps: list[Any]  # kctl.replicas.assign.ElectionStep, one per partition shown
+    todo: dict[str, list[int]]  # the partitions to elect, per topic
+
+    @property
+    def count(self) -> int:
+        return sum(map(len, self.todo.values()))
+
+
+def plan_election(
+    admin: Admin, kind: str, scope: dict[str, list[int] | None] | None
+) -> ElectionPlan:
+    """Per partition in ``scope`` (None: every topic, and then only what would change), the
+    current and the expected leader, as kafka-leader-election.sh decides; unknown topics and
+    partitions fail. Checks first that the cluster supports ElectLeaders."""
+    from kctl.errors import NotFoundError
+    from kctl.kafka.topics import cluster_view
+    from kctl.replicas.assign import election_step
+
+    supported(admin.conn)
+    view = cluster_view(admin)
+    live = set(view.brokers)
+    steps = []
+    names = sorted(view.topics) if scope is None else sorted(scope)
+    for name in names:
+        t = view.topics.get(name)
+        if t is None:
+            raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
+        wanted = None if scope is None else scope[name]
+        have = {p.partition for p in t.partitions}
+        for p in wanted or []:
+            if p not in have:
+                raise NotFoundError(f"unknown partition {name}-{p}", f"{name} has {len(have)}")
+        for p in t.partitions:
+            if wanted is not None and p.partition not in wanted:
+                continue
+            step = election_step(name, p.partition, p.leader, p.replicas, p.isr, live, kind)
+            if scope is None and step.action == "skip":
+                continue  # every topic: only what would change
+            steps.append(step)
+    todo: dict[str, list[int]] = {}
+    for step in steps:
+        if step.action == "elect":
+            todo.setdefault(step.topic, []).append(step.partition)
+    return ElectionPlan(kind, steps, todo)
