@@ -10,13 +10,38 @@ import contextlib
 import os
 import sys
 import traceback
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from kctl import __version__, settings
+from kctl.commands import _complete
 from kctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, KctlError
 
+
+class _RootGroup(TyperGroup):
+    """The root command: while the shell asks for candidates, the words are hoisted as for a
+    run, so global options anywhere (-b, -p, --timeout) reach the completion functions."""
+
+    def _main_shell_completion(
+        self, ctx_args: Any, prog_name: str, complete_var: str | None = None
+    ) -> None:
+        var = complete_var or f"_{prog_name}_COMPLETE".replace("-", "_").upper()
+        if os.environ.get(var):
+            from typer._click.shell_completion import ShellComplete
+
+            original = ShellComplete.get_completions
+
+            def hoisted(comp: Any, args: list[str], incomplete: str) -> Any:
+                return original(comp, completion_args(list(args)), incomplete)
+
+            ShellComplete.get_completions = hoisted  # type: ignore[method-assign]
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
+
 app = typer.Typer(
+    cls=_RootGroup,
     name="kctl",
     help="One command for Apache Kafka operations.",
     no_args_is_help=True,
@@ -45,6 +70,12 @@ _GLOBAL_FLAGS = {"--debug", "--no-color", "--no-headers"}
 def hoist_global_options(argv: list[str]) -> list[str]:
     """Move global options found anywhere before ``--`` to the front, so that
     ``kctl topics list -o json`` means ``kctl -o json topics list`` as operators expect."""
+    hoisted, rest = _split_global_options(argv)
+    return hoisted + rest
+
+
+def _split_global_options(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the global options, normalised; everything else in order)."""
     hoisted: list[str] = []
     rest: list[str] = []
     i = 0
@@ -66,7 +97,18 @@ def hoist_global_options(argv: list[str]) -> list[str]:
         else:
             rest.append(arg)
         i += 1
-    return hoisted + rest
+    return hoisted, rest
+
+
+def completion_args(args: list[str]) -> list[str]:
+    """The complete words of a command line being completed, arranged as :func:`main` arranges
+    a run's: global options first. A global option whose value is the word being completed
+    (``kctl topics list -o <TAB>``) goes last, after the other global options and without the
+    sub-command, so that the root command completes its value."""
+    if args and args[-1] in _GLOBAL_WITH_VALUE and "--" not in args:
+        hoisted, _ = _split_global_options(args[:-1])
+        return [*hoisted, _GLOBAL_WITH_VALUE[args[-1]]]
+    return hoist_global_options(args)
 
 
 def _version(value: bool) -> None:
@@ -85,7 +127,12 @@ def root(
         help="Bootstrap servers, host:port[,host:port] (overrides the profile).",
     ),
     profile: str | None = typer.Option(
-        None, "--profile", "-p", envvar="KCTL_PROFILE", help="Connection profile to use."
+        None,
+        "--profile",
+        "-p",
+        envvar="KCTL_PROFILE",
+        help="Connection profile to use.",
+        autocompletion=_complete.profile_names,
     ),
     command_config: str | None = typer.Option(
         None,
@@ -101,7 +148,9 @@ def root(
         None,
         "--output",
         "-o",
-        help="json|jsonl|yaml|csv|table|plain (default: table on a terminal, plain when piped).",
+        help="json|jsonl|yaml|csv|table|plain|name (default: table on a terminal, plain when "
+        "piped; name: names only, one per line).",
+        autocompletion=_complete.output_formats,
     ),
     no_headers: bool = typer.Option(False, "--no-headers", help="Omit the header row."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and client logs."),

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-OUTPUT_FORMATS = ("table", "plain", "json", "jsonl", "yaml", "csv")
+OUTPUT_FORMATS = ("table", "plain", "json", "jsonl", "yaml", "csv", "name")
 
 
 @dataclass

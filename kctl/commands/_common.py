@@ -30,3 +30,15 @@ def confirm(question: str, *, yes: bool, action: str) -> None:
     answer = sys.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
         raise Refused(f"not confirmed: nothing was changed ({action})")
+
+
+def one_name(positional: str | None, option: str | None, what: str) -> str:
+    """A name given as the argument or as the kafka-*.sh option (``--topic``, ``--group``)."""
+    from kctl.errors import UsageError
+
+    if positional and option and positional != option:
+        raise UsageError(f"give the {what} once: as the argument or as --{what}, not both")
+    name = positional or option
+    if not name:
+        raise UsageError(f"name the {what}: as the argument or with --{what}")
+    return name

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from kctl.commands._common import example
+from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(
@@ -72,7 +73,11 @@ def api_versions() -> None:
 )
 def snapshot(
     topics: list[str] = typer.Option(
-        [], "--topic", "-t", help="Only this topic (repeatable; default: every topic)."
+        [],
+        "--topic",
+        "-t",
+        help="Only this topic (repeatable; default: every topic).",
+        autocompletion=topic_names,
     ),
     log_dirs: bool = typer.Option(
         True, "--log-dirs/--no-log-dirs", help="Ask the brokers for their log dirs."
@@ -124,7 +129,11 @@ def log_dirs(
         [], "--broker", help="Only this broker (repeatable; default: every broker)."
     ),
     topics: list[str] = typer.Option(
-        [], "--topic", "-t", help="Only this topic's replicas (repeatable)."
+        [],
+        "--topic",
+        "-t",
+        help="Only this topic's replicas (repeatable).",
+        autocompletion=topic_names,
     ),
 ) -> None:
     """Per broker and log dir: each replica's size, offset lag and whether it is a future

@@ -5,13 +5,60 @@ from __future__ import annotations
 import typer
 
 from kctl.commands._common import example
+from kctl.commands._complete import entity_names, topic_names
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(help="Describe and change topic and broker configs.", no_args_is_help=True)
 
-TOPIC = typer.Option(None, "--topic", "-t", help="A topic.")
+TOPIC = typer.Option(None, "--topic", "-t", help="A topic.", autocompletion=topic_names)
 BROKER = typer.Option(None, "--broker", help="A broker id.")
 DEFAULTS = typer.Option(False, "--broker-defaults", help="The cluster-wide broker defaults.")
+# kafka-configs.sh's spelling of the same: --entity-type topics|brokers with --entity-name NAME
+# or --entity-default.
+ENTITY_TYPE = typer.Option(
+    None, "--entity-type", help="topics or brokers (kafka-configs.sh; with --entity-name)."
+)
+ENTITY_NAME = typer.Option(
+    None, "--entity-name", help="Topic name or broker id.", autocompletion=entity_names
+)
+ENTITY_DEFAULT = typer.Option(
+    False, "--entity-default", help="With --entity-type brokers: same as --broker-defaults."
+)
+
+
+def _entity(
+    topic: str | None,
+    broker: int | None,
+    broker_defaults: bool,
+    entity_type: str | None,
+    entity_name: str | None,
+    entity_default: bool,
+) -> object:
+    """The entity from kctl's options or kafka-configs.sh's --entity-type/--entity-name."""
+    from kctl.errors import UsageError
+    from kctl.kafka import configs
+
+    if entity_type is None:
+        if entity_name is not None or entity_default:
+            raise UsageError("--entity-name and --entity-default need --entity-type")
+        return configs.entity(topic, broker, broker_defaults)
+    if topic is not None or broker is not None or broker_defaults:
+        raise UsageError("--entity-type replaces --topic, --broker and --broker-defaults")
+    kind = entity_type.lower().rstrip("s")
+    if kind not in ("topic", "broker"):
+        raise UsageError(f"unsupported --entity-type {entity_type!r}", "expected topics or brokers")
+    if (entity_name is None) == (not entity_default):
+        raise UsageError("give one of --entity-name and --entity-default with --entity-type")
+    if entity_default:
+        if kind == "topic":
+            raise UsageError("topics have no --entity-default", "use --entity-type brokers")
+        return configs.entity(None, None, True)
+    if kind == "topic":
+        return configs.entity(entity_name, None, False)
+    try:
+        return configs.entity(None, int(entity_name or ""), False)
+    except ValueError:
+        raise UsageError(f"--entity-name {entity_name!r} is not a broker id") from None
 
 
 @app.command(
@@ -26,6 +73,9 @@ def describe(
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
     broker_defaults: bool = DEFAULTS,
+    entity_type: str | None = ENTITY_TYPE,
+    entity_name: str | None = ENTITY_NAME,
+    entity_default: bool = ENTITY_DEFAULT,
     all_: bool = typer.Option(
         False, "--all", help="Every config with its source and synonyms, defaults too."
     ),
@@ -35,7 +85,7 @@ def describe(
     from kctl.kafka import configs
     from kctl.kafka.client import Admin
 
-    ent = configs.entity(topic, broker, broker_defaults)
+    ent = _entity(topic, broker, broker_defaults, entity_type, entity_name, entity_default)
     values = configs.describe(Admin(), ent, include_defaults=all_)
     rows = [
         {
@@ -68,13 +118,11 @@ def describe(
     emit(Output(rows, cols(*columns), doc=doc))
 
 
-def _alter(
-    op: str, items: list[str], topic: str | None, broker: int | None, broker_defaults: bool
-) -> None:
+def _alter(op: str, items: list[str], *where: object) -> None:
     from kctl.kafka import configs
     from kctl.kafka.client import Admin
 
-    ent = configs.entity(topic, broker, broker_defaults)
+    ent = _entity(*where)  # type: ignore[arg-type]
     values = configs.parse_assignments(items, op)
     rows = configs.alter(Admin(), ent, op, values)
     emit(Output(rows, cols("entity", "name", "config", "operation", "value")))
@@ -89,9 +137,12 @@ def set_(
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
     broker_defaults: bool = DEFAULTS,
+    entity_type: str | None = ENTITY_TYPE,
+    entity_name: str | None = ENTITY_NAME,
+    entity_default: bool = ENTITY_DEFAULT,
 ) -> None:
     """Set configs (incremental: other configs are left alone)."""
-    _alter("set", items, topic, broker, broker_defaults)
+    _alter("set", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default)
 
 
 @app.command("delete", epilog=example("kctl configs delete --topic orders retention.ms"))
@@ -100,9 +151,14 @@ def delete(
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
     broker_defaults: bool = DEFAULTS,
+    entity_type: str | None = ENTITY_TYPE,
+    entity_name: str | None = ENTITY_NAME,
+    entity_default: bool = ENTITY_DEFAULT,
 ) -> None:
     """Remove configs so they fall back to their defaults."""
-    _alter("delete", items, topic, broker, broker_defaults)
+    _alter(
+        "delete", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default
+    )
 
 
 @app.command(
@@ -114,9 +170,14 @@ def append(
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
     broker_defaults: bool = DEFAULTS,
+    entity_type: str | None = ENTITY_TYPE,
+    entity_name: str | None = ENTITY_NAME,
+    entity_default: bool = ENTITY_DEFAULT,
 ) -> None:
     """Append a value to a list config."""
-    _alter("append", items, topic, broker, broker_defaults)
+    _alter(
+        "append", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default
+    )
 
 
 @app.command(
@@ -127,6 +188,11 @@ def subtract(
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
     broker_defaults: bool = DEFAULTS,
+    entity_type: str | None = ENTITY_TYPE,
+    entity_name: str | None = ENTITY_NAME,
+    entity_default: bool = ENTITY_DEFAULT,
 ) -> None:
     """Remove a value from a list config."""
-    _alter("subtract", items, topic, broker, broker_defaults)
+    _alter(
+        "subtract", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default
+    )

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from kctl.commands._common import example, note
+from kctl.commands._complete import group_names, topic_names
 from kctl.errors import EXIT_INTERRUPTED
 
 EPILOG = example(
@@ -18,18 +19,34 @@ EPILOG = example(
 
 
 def consume(
-    topics: list[str] = typer.Argument(..., help="Topics to read."),
+    topics: list[str] = typer.Argument(
+        None, help="Topics to read (or --topic).", autocompletion=topic_names
+    ),
+    topic_option: list[str] = typer.Option(
+        [],
+        "--topic",
+        help="A topic, as kafka-console-consumer.sh takes it (repeatable).",
+        autocompletion=topic_names,
+    ),
     start: str | None = typer.Option(
         None,
         "--from",
+        "--offset",
         help="earliest (default), latest, OFFSET, -N (last N per partition), "
         "ISO-8601 time or @EPOCH_MS. With --group: overrides the committed offsets.",
+    ),
+    from_beginning: bool = typer.Option(
+        False, "--from-beginning", help="Same as --from earliest (kafka-console-consumer.sh)."
     ),
     partition: list[int] = typer.Option(
         [], "--partition", help="Only this partition (repeatable)."
     ),
     group: str | None = typer.Option(
-        None, "--group", "-g", help="Join this consumer group and commit its offsets."
+        None,
+        "--group",
+        "-g",
+        help="Join this consumer group and commit its offsets.",
+        autocompletion=group_names,
     ),
     no_commit: bool = typer.Option(False, "--no-commit", help="With --group: do not commit."),
     follow: bool = typer.Option(
@@ -39,7 +56,10 @@ def consume(
         None, "--max-messages", "-n", help="Stop after N records."
     ),
     isolation: str = typer.Option(
-        "read_uncommitted", "--isolation", help="read_committed or read_uncommitted."
+        "read_uncommitted",
+        "--isolation",
+        "--isolation-level",
+        help="read_committed or read_uncommitted.",
     ),
     key_format: str = typer.Option("string", "--key-format", help="string|json|bytes|base64|hex."),
     value_format: str = typer.Option(
@@ -69,6 +89,13 @@ def consume(
 
     if isolation not in ("read_committed", "read_uncommitted"):
         raise UsageError(f"unknown --isolation {isolation!r}", "read_committed|read_uncommitted")
+    topics = [*(topics or []), *topic_option]
+    if not topics:
+        raise UsageError("name the topics to read: as arguments or with --topic")
+    if from_beginning:
+        if start is not None and start != "earliest":
+            raise UsageError("--from-beginning and --from exclude each other")
+        start = "earliest"
     if no_commit and not group:
         raise UsageError("--no-commit needs --group")
     if max_messages is not None and max_messages < 1:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kctl.commands._common import confirm, example, note
+from kctl.commands._common import confirm, example, note, one_name
+from kctl.commands._complete import group_names, topic_names
 from kctl.formatters import Output, cols, emit
 
 if TYPE_CHECKING:
@@ -23,6 +24,9 @@ app = typer.Typer(
 _ALL = typer.Option(False, "--all-groups", help="Every group the cluster lists.")
 _YES = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")
 _SCOPE_HELP = "TOPIC or TOPIC:P[,P...] (repeatable)."
+_GROUP_HELP = "A group, as kafka-consumer-groups.sh takes it (same as the argument)."
+_GROUPS = typer.Option([], "--group", help=_GROUP_HELP + " Repeatable.", autocompletion=group_names)
+_GROUP = typer.Option(None, "--group", help=_GROUP_HELP, autocompletion=group_names)
 
 
 def _chosen(
@@ -100,7 +104,8 @@ def list_(
     ),
 )
 def describe(
-    groups: list[str] = typer.Argument(None, help="Groups."),
+    groups: list[str] = typer.Argument(None, help="Groups.", autocompletion=group_names),
+    group_option: list[str] = _GROUPS,
     all_groups: bool = _ALL,
     offsets: bool = typer.Option(
         False, "--offsets", help="Offsets and lag per partition (default)."
@@ -118,7 +123,7 @@ def describe(
     if sum((offsets, members, state)) > 1:
         raise UsageError("choose one of --offsets, --members, --state")
     admin = Admin()
-    ids, listed = _chosen(admin, groups, all_groups)
+    ids, listed = _chosen(admin, [*(groups or []), *group_option], all_groups)
     with G.GroupReader(admin) as reader:
         if members or state:
             described = reader.describe(ids)
@@ -237,9 +242,14 @@ def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
     ),
 )
 def lag(
-    groups: list[str] = typer.Argument(None, help="Groups (default: every group)."),
+    groups: list[str] = typer.Argument(
+        None, help="Groups (default: every group).", autocompletion=group_names
+    ),
+    group_option: list[str] = _GROUPS,
     all_groups: bool = _ALL,
-    topic: list[str] = typer.Option([], "--topic", "-t", help="Only these topics (repeatable)."),
+    topic: list[str] = typer.Option(
+        [], "--topic", "-t", help="Only these topics (repeatable).", autocompletion=topic_names
+    ),
     fail_above: int | None = typer.Option(
         None, "--fail-above", help="Exit 3 when a group's total lag exceeds N.", metavar="N"
     ),
@@ -268,6 +278,7 @@ def lag(
         raise UsageError("--fail-above is a one-shot check; it does not combine with --watch")
     if record is not None:
         check_record_path(record)
+    groups = [*(groups or []), *group_option]
     admin = Admin()
     cluster_id = admin.metadata().cluster_id
     every = all_groups or not groups
@@ -308,15 +319,18 @@ def lag(
     epilog=example("kctl groups delete old-app", "kctl groups delete old-app older-app --yes"),
 )
 def delete(
-    groups: list[str] = typer.Argument(..., help="Groups to delete."),
+    groups: list[str] = typer.Argument(None, help="Groups to delete.", autocompletion=group_names),
+    group_option: list[str] = _GROUPS,
     yes: bool = _YES,
 ) -> None:
     """Delete groups and their committed offsets; a group with members is refused."""
-    from kctl.errors import KctlError
+    from kctl.errors import KctlError, UsageError
     from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
 
-    ids = list(dict.fromkeys(groups))
+    ids = list(dict.fromkeys([*(groups or []), *group_option]))
+    if not ids:
+        raise UsageError("name the groups to delete: as arguments or with --group")
     admin = Admin()
     with G.GroupReader(admin) as reader:
         described = reader.describe(ids)
@@ -338,8 +352,11 @@ def delete(
     epilog=example("kctl groups delete-offsets old-app --topic orders --yes"),
 )
 def delete_offsets(
-    group: str = typer.Argument(..., help="Group."),
-    topic: list[str] = typer.Option(..., "--topic", "-t", help=_SCOPE_HELP),
+    group: str | None = typer.Argument(None, help="Group.", autocompletion=group_names),
+    group_option: str | None = _GROUP,
+    topic: list[str] = typer.Option(
+        ..., "--topic", "-t", help=_SCOPE_HELP, autocompletion=topic_names
+    ),
     yes: bool = _YES,
 ) -> None:
     """Delete a group's committed offsets for some topics or partitions (OffsetDelete)."""
@@ -348,6 +365,7 @@ def delete_offsets(
     from kctl.kafka.client import Admin
     from kctl.parsing import topic_scope
 
+    group = one_name(group, group_option, "group")
     scope = topic_scope(topic)
     admin = Admin()
     tps = G.scope_partitions(admin, scope)
@@ -386,8 +404,13 @@ def delete_offsets(
     ),
 )
 def reset_offsets(
-    group: str = typer.Argument(..., help="Group (must have no active members)."),
-    topic: list[str] = typer.Option([], "--topic", "-t", help=_SCOPE_HELP),
+    group: str | None = typer.Argument(
+        None, help="Group (must have no active members).", autocompletion=group_names
+    ),
+    group_option: str | None = _GROUP,
+    topic: list[str] = typer.Option(
+        [], "--topic", "-t", help=_SCOPE_HELP, autocompletion=topic_names
+    ),
     all_topics: bool = typer.Option(
         False, "--all-topics", help="Every topic the group has committed offsets for."
     ),
@@ -424,6 +447,9 @@ def reset_offsets(
     export: bool = typer.Option(
         False, "--export", help="Print the plan as topic,partition,offset CSV."
     ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show the plan only (the default; kafka-consumer-groups.sh's)."
+    ),
 ) -> None:
     """Reset a group's committed offsets: the plan first, --execute to commit it.
 
@@ -435,6 +461,9 @@ def reset_offsets(
     from kctl.kafka import lagmath as L
     from kctl.kafka.client import Admin
 
+    group = one_name(group, group_option, "group")
+    if dry_run and execute:
+        raise UsageError("--dry-run and --execute exclude each other")
     specs = {
         "earliest": to_earliest,
         "latest": to_latest,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from kctl.commands._common import example
+from kctl.commands._complete import topic_names
 
 EPILOG = example(
     "kctl offsets get orders",
@@ -17,7 +18,7 @@ EPILOG = example(
 
 
 def offsets_get(
-    topics: list[str] = typer.Argument(..., help="Topics."),
+    topics: list[str] = typer.Argument(..., help="Topics.", autocompletion=topic_names),
     partition: list[int] = typer.Option(
         [], "--partition", help="Only this partition (repeatable)."
     ),

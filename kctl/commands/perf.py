@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import example
+from kctl.commands._common import example, one_name
+from kctl.commands._complete import topic_names
 
 app = typer.Typer(
     help="Load tests: produce or consume N records and report throughput and latency.",
@@ -46,14 +47,22 @@ def _emit(result: object) -> None:
     ),
 )
 def produce(
-    topic: str = typer.Argument(..., help="Topic to write to."),
+    topic: str | None = typer.Argument(
+        None, help="Topic to write to (or --topic).", autocompletion=topic_names
+    ),
+    topic_option: str | None = typer.Option(
+        None, "--topic", help="The topic (kafka-producer-perf-test.sh).", autocompletion=topic_names
+    ),
     num_records: int = typer.Option(100_000, "--num-records", help="Records to send."),
     record_size: int = typer.Option(100, "--record-size", help="Bytes per record value."),
     throughput: float = typer.Option(
         -1, "--throughput", help="At most N records/s (-1: unlimited)."
     ),
     producer_prop: list[str] = typer.Option(
-        [], "--producer-prop", help="librdkafka producer property key=value (repeatable)."
+        [],
+        "--producer-prop",
+        "--producer-props",
+        help="librdkafka producer property key=value (repeatable).",
     ),
 ) -> None:
     """Send records as fast as allowed; report records/s, MB/s and the latency from produce()
@@ -62,6 +71,7 @@ def produce(
     from kctl.kafka.connect import resolve
     from kctl.kafka.perf import perf_produce
 
+    topic = one_name(topic, topic_option, "topic")
     if num_records < 1 or record_size < 0:
         raise UsageError("--num-records must be at least 1 and --record-size at least 0")
     _emit(
@@ -84,8 +94,15 @@ def produce(
     ),
 )
 def consume(
-    topic: str = typer.Argument(..., help="Topic to read from its start."),
-    num_records: int = typer.Option(100_000, "--num-records", help="Records to read."),
+    topic: str | None = typer.Argument(
+        None, help="Topic to read from its start (or --topic).", autocompletion=topic_names
+    ),
+    topic_option: str | None = typer.Option(
+        None, "--topic", help="The topic (kafka-consumer-perf-test.sh).", autocompletion=topic_names
+    ),
+    num_records: int = typer.Option(
+        100_000, "--num-records", "--messages", help="Records to read."
+    ),
     idle_timeout: float = typer.Option(
         10.0, "--idle-timeout", help="Stop after this many seconds without a record."
     ),
@@ -99,6 +116,7 @@ def consume(
     from kctl.kafka.connect import resolve
     from kctl.kafka.perf import perf_consume
 
+    topic = one_name(topic, topic_option, "topic")
     if num_records < 1:
         raise UsageError("--num-records must be at least 1")
     _emit(

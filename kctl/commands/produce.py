@@ -8,7 +8,8 @@ from typing import IO, Any
 
 import typer
 
-from kctl.commands._common import example, note
+from kctl.commands._common import example, note, one_name
+from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
 
 EPILOG = example(
@@ -70,7 +71,15 @@ class _Bar:
 
 
 def produce(
-    topic: str = typer.Argument(..., help="Topic to write to."),
+    topic: str | None = typer.Argument(
+        None, help="Topic to write to (or --topic).", autocompletion=topic_names
+    ),
+    topic_option: str | None = typer.Option(
+        None,
+        "--topic",
+        help="The topic, as kafka-console-producer.sh takes it.",
+        autocompletion=topic_names,
+    ),
     file: list[str] = typer.Option(
         [], "--file", "-f", help="Read records from FILE (repeatable; default: stdin)."
     ),
@@ -94,8 +103,12 @@ def produce(
         help="murmur2_random (as the Java client), consistent_random or random.",
     ),
     header: list[str] = typer.Option([], "--header", "-H", help="Header key=value (repeatable)."),
-    compression: str = typer.Option("none", "--compression", "-z", help="|".join(CODECS)),
-    acks: str = typer.Option("all", "--acks", help="0, 1 or all."),
+    compression: str = typer.Option(
+        "none", "--compression", "-z", "--compression-codec", help="|".join(CODECS)
+    ),
+    acks: str = typer.Option(
+        "all", "--acks", "--request-required-acks", help="0, 1 or all (-1 = all)."
+    ),
     idempotence: bool | None = typer.Option(
         None,
         "--idempotence/--no-idempotence",
@@ -120,6 +133,7 @@ def produce(
     from kctl.kafka.produce import ProduceOptions
     from kctl.kafka.produce import produce as run
 
+    topic = one_name(topic, topic_option, "topic")
     if input_format not in ("lines", "jsonl"):
         raise UsageError(f"unknown --format {input_format!r}", "expected lines or jsonl")
     if partitioner not in PARTITIONERS:

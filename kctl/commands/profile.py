@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from kctl.commands._common import confirm, example, note
+from kctl.commands._complete import profile_names
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(
@@ -38,7 +39,9 @@ def list_() -> None:
 
 @app.command("show", epilog=example("kctl profile show prod", "kctl profile show -o json"))
 def show(
-    name: str | None = typer.Argument(None, help="Profile (default: the current one)."),
+    name: str | None = typer.Argument(
+        None, help="Profile (default: the current one).", autocompletion=profile_names
+    ),
 ) -> None:
     """One profile, secrets masked (references such as env:VAR are shown)."""
     from kctl import config
@@ -64,7 +67,9 @@ def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
 
 
 @app.command("use", epilog=example("kctl profile use prod"))
-def use(name: str = typer.Argument(..., help="Profile to make current.")) -> None:
+def use(
+    name: str = typer.Argument(..., help="Profile to make current.", autocompletion=profile_names),
+) -> None:
     """Make a profile the current one."""
     from kctl import config
 
@@ -147,7 +152,7 @@ def add(
 
 @app.command("delete", epilog=example("kctl profile delete old-cluster --yes"))
 def delete(
-    name: str = typer.Argument(..., help="Profile to delete."),
+    name: str = typer.Argument(..., help="Profile to delete.", autocompletion=profile_names),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a profile."""

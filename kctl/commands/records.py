@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from kctl.commands._common import confirm, example, note
+from kctl.commands._complete import topic_names
 
 app = typer.Typer(help="Delete records at the start of partitions.", no_args_is_help=True)
 
@@ -18,7 +19,9 @@ app = typer.Typer(help="Delete records at the start of partitions.", no_args_is_
     ),
 )
 def delete(
-    topic: str | None = typer.Argument(None, help="Topic (not needed with --offsets-json)."),
+    topic: str | None = typer.Argument(
+        None, help="Topic (not needed with --offsets-json).", autocompletion=topic_names
+    ),
     before: list[str] = typer.Option(
         [],
         "--before",
@@ -26,7 +29,10 @@ def delete(
         "(repeatable; -1 means up to the high watermark).",
     ),
     offsets_json: str | None = typer.Option(
-        None, "--offsets-json", help="kafka-delete-records.sh's JSON file of partitions/offsets."
+        None,
+        "--offsets-json",
+        "--offset-json-file",
+        help="kafka-delete-records.sh's JSON file of partitions/offsets.",
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import confirm, example, note
+from kctl.commands._common import confirm, example, note, one_name
+from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(
     help="List, describe, create and delete topics; add partitions.", no_args_is_help=True
 )
+
+_TOPIC_OPTION_HELP = "A topic, as kafka-topics.sh takes it (same as the argument)."
 
 
 def _parse_configs(items: list[str]) -> dict[str, str]:
@@ -54,32 +57,46 @@ def list_(
     ),
 )
 def describe(
-    names: list[str] = typer.Argument(None, help="Topics (default: all)."),
+    names: list[str] = typer.Argument(
+        None, help="Topics (default: all).", autocompletion=topic_names
+    ),
+    topic_option: list[str] = typer.Option(
+        [], "--topic", help=_TOPIC_OPTION_HELP + " Repeatable.", autocompletion=topic_names
+    ),
     internal: bool = typer.Option(
         False, "--internal", help="Include internal topics when listing all."
     ),
     under_replicated: bool = typer.Option(
         False,
         "--under-replicated",
+        "--under-replicated-partitions",
         help="Only partitions whose ISR is smaller than the replica set.",
     ),
     under_min_isr: bool = typer.Option(
         False,
         "--under-min-isr",
+        "--under-min-isr-partitions",
         help="Only partitions whose ISR is below min.insync.replicas, or without a leader.",
     ),
     at_min_isr: bool = typer.Option(
-        False, "--at-min-isr", help="Only partitions whose ISR equals min.insync.replicas."
+        False,
+        "--at-min-isr",
+        "--at-min-isr-partitions",
+        help="Only partitions whose ISR equals min.insync.replicas.",
     ),
     unavailable: bool = typer.Option(
-        False, "--unavailable", help="Only partitions without a live leader."
+        False,
+        "--unavailable",
+        "--unavailable-partitions",
+        help="Only partitions without a live leader.",
     ),
 ) -> None:
     """Per partition: leader, replicas, ISR and offline replicas (kafka-topics.sh --describe)."""
     from kctl.kafka import topics
     from kctl.kafka.client import Admin
 
-    view, states = topics.describe_topics(Admin(), list(names or []), internal=internal)
+    chosen = list(dict.fromkeys([*(names or []), *topic_option]))
+    view, states = topics.describe_topics(Admin(), chosen, internal=internal)
     live = set(view.brokers)
     filtering = under_replicated or under_min_isr or at_min_isr or unavailable
 
@@ -149,7 +166,8 @@ def describe(
     ),
 )
 def create(
-    name: str = typer.Argument(..., help="Topic name."),
+    name: str | None = typer.Argument(None, help="Topic name (or --topic)."),
+    topic_option: str | None = typer.Option(None, "--topic", help=_TOPIC_OPTION_HELP),
     partitions: int | None = typer.Option(
         None, "--partitions", help="Partition count (default: the broker's)."
     ),
@@ -171,6 +189,7 @@ def create(
     from kctl.kafka import topics
     from kctl.kafka.client import Admin
 
+    name = one_name(name, topic_option, "topic")
     configs = _parse_configs(config)
     assignment = None
     if replica_assignment is not None:
@@ -198,7 +217,10 @@ def create(
     ),
 )
 def delete(
-    names: list[str] = typer.Argument(None, help="Topics to delete."),
+    names: list[str] = typer.Argument(None, help="Topics to delete.", autocompletion=topic_names),
+    topic_option: list[str] = typer.Option(
+        [], "--topic", help=_TOPIC_OPTION_HELP + " Repeatable.", autocompletion=topic_names
+    ),
     pattern: str | None = typer.Option(
         None, "--pattern", help="Also delete topics whose whole name matches this regex."
     ),
@@ -215,6 +237,7 @@ def delete(
     from kctl.kafka import topics
     from kctl.kafka.client import Admin
 
+    names = [*(names or []), *topic_option]
     if not names and pattern is None:
         raise UsageError("name topics to delete, or give --pattern")
     admin = Admin()
@@ -235,7 +258,10 @@ def delete(
     epilog=example("kctl topics add-partitions orders --partitions 12"),
 )
 def add_partitions(
-    name: str = typer.Argument(..., help="Topic."),
+    name: str | None = typer.Argument(None, help="Topic (or --topic).", autocompletion=topic_names),
+    topic_option: str | None = typer.Option(
+        None, "--topic", help=_TOPIC_OPTION_HELP, autocompletion=topic_names
+    ),
     partitions: int = typer.Option(..., "--partitions", help="The new total partition count."),
     replica_assignment: str | None = typer.Option(
         None, "--replica-assignment", help="Placement of the new partitions only (1:2,2:3)."
@@ -245,6 +271,7 @@ def add_partitions(
     from kctl.kafka import topics
     from kctl.kafka.client import Admin
 
+    name = one_name(name, topic_option, "topic")
     assignment = topics.parse_replica_assignment(replica_assignment) if replica_assignment else None
     result = topics.add_partitions(Admin(), name, partitions, assignment)
     emit(Output([result], cols("topic", "status", "partitions_before:>", "partitions:>")))

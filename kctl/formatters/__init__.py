@@ -37,6 +37,8 @@ class Output:
     # With several groups of rows (e.g. consumer groups), each footer row goes right under the
     # last row whose value of this key it shares, instead of all at the end.
     footer_by: str | None = None
+    # What ``-o name`` prints, one per line: this key's values (default: the first column's).
+    name_key: str | None = None
 
     def document(self) -> Any:
         return self.rows if self.doc is None else self.doc
@@ -137,6 +139,15 @@ def _with_footer(out: Output) -> list[tuple[dict[str, Any], bool]]:
     return placed + [(f, True) for f in tail]
 
 
+def _render_name(out: Output, stream: IO[str]) -> None:
+    """Names only, one per line, each once, no header (kubectl's ``-o name``), for ``| xargs``."""
+    key = out.name_key or (out.columns[0].key if out.columns else None)
+    if key is None:
+        return
+    names = dict.fromkeys(cell(row.get(key)) for row in out.rows)
+    stream.write("".join(f"{name}\n" for name in names if name))
+
+
 def _render_plain(out: Output, stream: IO[str]) -> None:
     lines = []
     if not settings.current().no_headers:
@@ -181,6 +192,7 @@ RENDERERS: dict[str, Callable[[Output, IO[str]], None]] = {
     "jsonl": _render_jsonl,
     "yaml": _render_yaml,
     "csv": _render_csv,
+    "name": _render_name,
 }
 
 
