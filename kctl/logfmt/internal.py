@@ -1,8 +1,11 @@
 """Keys and values of the internal topics ``__consumer_offsets`` and ``__transaction_state``.
 
-Both prefix key and value with an int16 version. In ``__consumer_offsets`` the key version is
-the record type: 0 and 1 an offset commit, 2 group metadata, 3 and later the KIP-848 consumer and
-share group records. A ``None`` value is a tombstone (the group or offset was deleted).
+Both prefix key and value with an int16. The key's is the record type (Kafka's "coordinator-key"
+apiKey; the key body itself is always version 0): in ``__consumer_offsets`` 0 a legacy offset
+commit, 1 an offset commit, 2 classic group metadata, 3 and later the KIP-848 consumer, share and
+streams group records; in ``__transaction_state`` 0. The value's is the value's version. A record
+type or value version the schemas do not know is a :class:`DecodeError`, never a guess. A ``None``
+value is a tombstone (the group or offset was deleted).
 """
 
 from __future__ import annotations
@@ -25,17 +28,19 @@ TRANSACTION_STATES = {
 }
 
 
-def _group_key_schemas() -> dict[int, str]:
-    out = {}
-    for name, s in SCHEMAS.items():
-        if name.endswith("Key") and name != "TransactionLogKey":
-            lo, hi = s["valid"]
-            for v in range(lo, hi + 1):
-                out[v] = name
-    return out
+def _record_types(topic: str, kind: str) -> dict[int, str]:
+    """Record type (the key's int16 prefix) → message name, for one internal topic."""
+    return {
+        s["api_key"]: name
+        for name, s in SCHEMAS.items()
+        if s.get("topic") == topic and s.get("type") == kind
+    }
 
 
-_GROUP_KEYS = _group_key_schemas()
+_GROUP_KEYS = _record_types("__consumer_offsets", "coordinator-key")
+_GROUP_VALUES = _record_types("__consumer_offsets", "coordinator-value")
+_TXN_KEYS = _record_types("__transaction_state", "coordinator-key")
+_TXN_VALUES = _record_types("__transaction_state", "coordinator-value")
 
 
 def _version(buf: Any, what: str) -> int:
@@ -56,12 +61,13 @@ def _embedded(name: str, raw: bytes | None) -> Any:
 
 
 def decode_offsets_key(key: Any) -> dict[str, Any]:
-    """``{"type": "OffsetCommitKey", "version": 1, "data": {...}}``."""
-    version = _version(key, "__consumer_offsets key")
-    name = _GROUP_KEYS.get(version)
+    """``{"type": "OffsetCommitKey", "version": 1, "data": {...}}``; ``version`` is the key's
+    int16 prefix, i.e. the record type."""
+    record_type = _version(key, "__consumer_offsets key")
+    name = _GROUP_KEYS.get(record_type)
     if name is None:
-        raise DecodeError(f"unknown __consumer_offsets key version {version}")
-    return {"type": name, "version": version, "data": decode_message(name, bytes(key[2:]), version)}
+        raise DecodeError(f"unknown __consumer_offsets record type {record_type}")
+    return {"type": name, "version": record_type, "data": decode_message(name, bytes(key[2:]), 0)}
 
 
 def decode_offsets_value(key_type: str, value: Any) -> dict[str, Any] | None:
@@ -69,7 +75,10 @@ def decode_offsets_value(key_type: str, value: Any) -> dict[str, Any] | None:
     for a tombstone."""
     if value is None:
         return None
-    name = key_type[: -len("Key")] + "Value"
+    schema = SCHEMAS.get(key_type)
+    if schema is None or _GROUP_KEYS.get(schema["api_key"]) != key_type:
+        raise DecodeError(f"{key_type} is not a __consumer_offsets key type")
+    name = _GROUP_VALUES[schema["api_key"]]
     version = _version(value, "__consumer_offsets value")
     data = decode_message(name, bytes(value[2:]), version, exact=False)
     if name == "GroupMetadataValue" and data.get("protocol_type") == "consumer":
@@ -90,20 +99,22 @@ def decode_offsets_record(key: Any, value: Any) -> dict[str, Any]:
 def decode_transaction_record(key: Any, value: Any) -> dict[str, Any]:
     """One ``__transaction_state`` record; ``value`` None is a tombstone (expired id)."""
     kv = _version(key, "__transaction_state key")
-    if kv != 0:
-        raise DecodeError(f"unknown __transaction_state key version {kv}")
+    key_name = _TXN_KEYS.get(kv)
+    if key_name is None:
+        raise DecodeError(f"unknown __transaction_state record type {kv}")
     out: dict[str, Any] = {
         "key": {
-            "type": "TransactionLogKey",
+            "type": key_name,
             "version": kv,
-            "data": decode_message("TransactionLogKey", bytes(key[2:]), kv),
+            "data": decode_message(key_name, bytes(key[2:]), 0),
         },
         "value": None,
     }
     if value is not None:
+        value_name = _TXN_VALUES[kv]
         vv = _version(value, "__transaction_state value")
-        data = decode_message("TransactionLogValue", bytes(value[2:]), vv, exact=False)
+        data = decode_message(value_name, bytes(value[2:]), vv, exact=False)
         status = data.get("transaction_status")
         data["transaction_state"] = TRANSACTION_STATES.get(status, f"Unknown({status})")
-        out["value"] = {"type": "TransactionLogValue", "version": vv, "data": data}
+        out["value"] = {"type": value_name, "version": vv, "data": data}
     return out

@@ -9,9 +9,7 @@ from kctl.logfmt.schemas import SCHEMAS
 from kctl.logfmt.wire import DecodeError, Reader, decode_message
 
 RECORD_TYPES: dict[int, str] = {
-    s["api_key"]: name
-    for name, s in SCHEMAS.items()
-    if s["api_key"] is not None and name.endswith("Record")
+    s["api_key"]: name for name, s in SCHEMAS.items() if s.get("type") == "metadata"
 }
 
 

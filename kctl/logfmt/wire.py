@@ -148,7 +148,13 @@ def _in(rng: tuple[int, int] | None, version: int) -> bool:
 
 
 def _read_value(
-    r: Reader, ftype: str, sub: Any, version: int, flexible: bool, nullable: bool
+    r: Reader,
+    ftype: str,
+    sub: Any,
+    version: int,
+    flexible: bool,
+    nullable: bool,
+    tagged: bool = False,
 ) -> Any:
     if ftype.startswith("[]"):
         n = (r.uvarint() - 1) if flexible else r.int32()
@@ -161,6 +167,12 @@ def _read_value(
         inner = ftype[2:]
         return [_read_value(r, inner, sub, version, flexible, False) for _ in range(n)]
     if ftype == "struct":
+        if nullable:
+            # Kafka's nullable struct: an int8 marker (-1 null, 1 present) before it, or, when
+            # the struct is a tagged field, an unsigned varint (0 null).
+            present = r.uvarint() > 0 if tagged else r.int8() >= 0
+            if not present:
+                return None
         return read_fields(r, sub, version, flexible)
     if ftype in ("string", "bytes", "records"):
         if flexible:
@@ -184,14 +196,18 @@ def _read_value(
 
 def read_fields(r: Reader, fields: Any, version: int, flexible: bool) -> dict[str, Any]:
     """Read one message body (or struct) of ``version``; tagged fields land under their names,
-    unknown tags under ``_unknown_tags``."""
+    unknown tags under ``_unknown_tags`` (tag number → hex of its bytes).
+
+    A field is tagged in the versions that are both in its ``versions`` and its
+    ``tagged_versions`` (Kafka's rule); there it is read only from the tagged-field section and,
+    when absent, left out. A tagged field's bytes must be used up exactly by its value."""
     out: dict[str, Any] = {}
     tagged: dict[int, Any] = {}
     for name, ftype, versions, nullable, tagged_v, tag, sub in fields:
+        if not _in(versions, version):
+            continue
         if flexible and _in(tagged_v, version):
             tagged[tag] = (name, ftype, sub, _in(nullable, version))
-            continue
-        if not _in(versions, version):
             continue
         out[name] = _read_value(r, ftype, sub, version, flexible, _in(nullable, version))
     if flexible:
@@ -203,7 +219,12 @@ def read_fields(r: Reader, fields: Any, version: int, flexible: bool) -> dict[st
             if tag in tagged:
                 name, ftype, sub, nullable = tagged[tag]
                 sub_r = Reader(r.buf, start, start + size)
-                out[name] = _read_value(sub_r, ftype, sub, version, True, nullable)
+                out[name] = _read_value(sub_r, ftype, sub, version, True, nullable, tagged=True)
+                if sub_r.remaining():
+                    raise DecodeError(
+                        f"tagged field {name} (tag {tag}) leaves {sub_r.remaining()} of its "
+                        f"{size} bytes unread"
+                    )
             else:
                 out.setdefault("_unknown_tags", {})[tag] = bytes(r.buf[start : start + size]).hex()
     return out
