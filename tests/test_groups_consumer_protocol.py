@@ -15,6 +15,15 @@ pytestmark = pytest.mark.skipif(
     on_tansu(), reason="the Tansu broker has no consumer group protocol (KIP-848)"
 )
 
+
+@pytest.fixture(autouse=True)
+def _protocol_generally_available(broker_apis: dict[int, tuple[int, int]]) -> None:
+    """Kafka 3.x advertises ConsumerGroupHeartbeat v0 but leaves the protocol off by default (a
+    preview); 4.0 made it generally available with v1."""
+    if broker_apis.get(68, (0, -1))[1] < 1:
+        pytest.skip("the broker's consumer group protocol (KIP-848) is a pre-4.0 preview")
+
+
 PER_PARTITION = 10  # records in each of the 2 partitions
 
 

@@ -40,5 +40,5 @@ def one_name(positional: str | None, option: str | None, what: str) -> str:
         raise UsageError(f"give the {what} once: as the argument or as --{what}, not both")
     name = positional or option
     if not name:
-        raise UsageError(f"name the {what}: as the argument or with --{what}")
+        raise UsageError(f"missing {what} name", f"give it as the argument or with --{what}")
     return name
