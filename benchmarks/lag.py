@@ -144,9 +144,9 @@ def batched(bootstrap: str, groups: list[str]) -> tuple[int, int]:
     from kctl import settings
     from kctl.kafka import groups as G
     from kctl.kafka.client import Admin
+    from kctl.kafka.connect import resolve
 
-    settings.install(settings.Settings(bootstrap_servers=bootstrap, timeout=60))
-    admin = Admin()
+    admin = Admin(resolve(settings.Settings(bootstrap_servers=bootstrap, timeout=60)))
     admin.metadata()  # the cluster id for the samples
     with G.GroupReader(admin) as reader:
         rows = G.lag_samples(admin, reader, groups)

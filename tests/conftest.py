@@ -70,6 +70,62 @@ def start_kafka_cluster(state: Path, brokers: int = 3) -> object:
     return cluster
 
 
+def commit_offsets(
+    bootstrap: str, group: str, offsets: dict[tuple[str, int], int], timeout: float = 60
+) -> None:
+    """Commit ``offsets`` for ``group`` with the admin API (kafka-consumer-groups.sh's way),
+    retrying while the coordinator is not ready: AlterConsumerGroupOffsets answers per
+    partition (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets is
+    created or moves) and ``result()`` does not raise for those."""
+    import time
+
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    tps = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+    deadline = time.monotonic() + timeout
+    while True:
+        errors: list[object] = []
+        try:
+            done = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])
+            errors = [tp.error for tp in done[group].result(timeout=30).topic_partitions]
+        except Exception as exc:  # a whole-request failure (coordinator moving): retry too
+            errors = [exc]
+        if not any(errors):
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"committing offsets of {group} failed: {errors}")
+        time.sleep(0.2)
+
+
+def _java_hash(text: str) -> int:
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def warm_up_group_coordinators(bootstrap: str, partitions: int = 12) -> None:
+    """Create __consumer_offsets and wait until every one of its partitions takes a commit, so
+    no test meets a coordinator that is still loading (a commit there answers NOT_COORDINATOR)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topic = "kctl-test-warm-up"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=60)
+    wait_for(lambda: topic in admin.list_topics(timeout=10).topics, "warm-up topic", 60)
+    seen: set[int] = set()
+    i = 0
+    while len(seen) < partitions and i < 10_000:  # group -> partition as Kafka hashes it
+        group = f"kctl-warm-up-{i}"
+        i += 1
+        slot = (_java_hash(group) & 0x7FFFFFFF) % partitions  # Kafka's Utils.abs
+        if slot not in seen:
+            seen.add(slot)
+            commit_offsets(bootstrap, group, {(topic, 0): 0}, timeout=120)
+
+
 @pytest.fixture(scope="session")
 def kafka_cluster_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path | None]:
     """The state directory of the session's local Kafka cluster (None on Tansu or with
@@ -80,7 +136,8 @@ def kafka_cluster_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
     from kctl.local import kafka_cluster
 
     state = tmp_path_factory.mktemp("kafka-state")
-    start_kafka_cluster(state)
+    cluster = start_kafka_cluster(state)
+    warm_up_group_coordinators(cluster.bootstrap)  # type: ignore[attr-defined]
     try:
         yield state
     finally:

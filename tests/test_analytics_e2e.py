@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import unique, wait_for
+from conftest import commit_offsets, unique, wait_for
 
 pytestmark = pytest.mark.broker
 
@@ -75,12 +75,7 @@ class Consuming(threading.Thread):
 
 
 def _reset(bootstrap: str, group: str, topic: str, offset: int) -> None:
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, offset)])
-    admin.alter_consumer_group_offsets([req])[group].result(timeout=30)
+    commit_offsets(bootstrap, group, {(topic, 0): offset})
 
 
 def test_live_analysis_tells_a_stopped_a_keeping_up_and_a_rewound_group_apart(

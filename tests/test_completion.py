@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Run, unique, wait_for
+from conftest import Run, commit_offsets, unique, wait_for
 
 from kctl.cli import completion_args
 from kctl.settings import OUTPUT_FORMATS
@@ -45,12 +45,7 @@ def candidates(env: dict[str, str], words: str) -> list[str]:
 
 
 def _commit(bootstrap: str, group: str, topic: str) -> None:
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 0)])
-    admin.alter_consumer_group_offsets([req])[group].result(timeout=30)
+    commit_offsets(bootstrap, group, {(topic, 0): 0})
 
 
 # -- pure: how the words are arranged before completing ---------------------------------------

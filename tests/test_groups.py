@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import on_tansu, unique, wait_for
+from conftest import commit_offsets, on_tansu, unique, wait_for
 
 PER_PARTITION = 10  # records in each of the 2 partitions
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000}
@@ -24,14 +24,7 @@ def _produce(bootstrap: str, topic: str, partitions: int = 2, n: int = PER_PARTI
 
 
 def _commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    req = ConsumerGroupTopicPartitions(
-        group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
-    )
-    admin.alter_consumer_group_offsets([req])[group].result(timeout=30)
+    commit_offsets(bootstrap, group, offsets)
 
 
 def _consume_and_commit(bootstrap: str, topic: str, group: str, counts: dict[int, int]) -> None:

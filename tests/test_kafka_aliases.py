@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import unique
+from conftest import commit_offsets, unique
 
 
 def _json(r):
@@ -14,12 +14,7 @@ def _json(r):
 
 
 def _commit(bootstrap: str, group: str, topic: str, offset: int = 0) -> None:
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, offset)])
-    admin.alter_consumer_group_offsets([req])[group].result(timeout=30)
+    commit_offsets(bootstrap, group, {(topic, 0): offset})
 
 
 def test_kafka_topics_spellings(kctl):

@@ -5,38 +5,30 @@ from __future__ import annotations
 import io
 import json
 
-import pytest
-from conftest import unique
+from conftest import commit_offsets, unique
 
-from kctl import settings
-from kctl.formatters import Output, cols, emit
+from kctl.formatters import Output, View, cols, emit
 
-
-@pytest.fixture
-def name_output():
-    before = settings.current()
-    settings.install(settings.Settings(output="name"))
-    yield
-    settings.install(before)
+NAME = View("name")
 
 
-def test_renderer_prints_the_first_column_once_per_name(name_output):
+def test_renderer_prints_the_first_column_once_per_name():
     out = io.StringIO()
     rows = [{"topic": "a", "partition": 0}, {"topic": "a", "partition": 1}, {"topic": "b"}]
-    emit(Output(rows, cols("topic", "partition:>"), footer=[{"topic": "TOTAL"}]), out)
+    emit(Output(rows, cols("topic", "partition:>"), footer=[{"topic": "TOTAL"}]), NAME, out)
     assert out.getvalue() == "a\nb\n"
 
 
-def test_renderer_prints_name_key_when_given(name_output):
+def test_renderer_prints_name_key_when_given():
     out = io.StringIO()
     rows = [{"group": "g", "member_id": "m-1"}, {"group": "g", "member_id": "m-2"}]
-    emit(Output(rows, cols("group", "member_id"), name_key="member_id"), out)
+    emit(Output(rows, cols("group", "member_id"), name_key="member_id"), NAME, out)
     assert out.getvalue() == "m-1\nm-2\n"
 
 
-def test_renderer_prints_nothing_for_no_rows(name_output):
+def test_renderer_prints_nothing_for_no_rows():
     out = io.StringIO()
-    emit(Output([], cols("topic")), out)
+    emit(Output([], cols("topic")), NAME, out)
     assert out.getvalue() == ""
 
 
@@ -55,14 +47,9 @@ def test_topics_describe_names_each_topic_once(kctl, new_topic):
 
 
 def test_groups_list(kctl, bootstrap, new_topic):
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-
     topic = new_topic(partitions=1)
     group = unique("nm-g")
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 0)])
-    admin.alter_consumer_group_offsets([req])[group].result(timeout=30)
+    commit_offsets(bootstrap, group, {(topic, 0): 0})
     r = kctl("groups", "list", "-o", "name")
     assert r.code == 0, r
     assert group in r.stdout.splitlines()

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from kctl.errors import Refused
+
+if TYPE_CHECKING:
+    from kctl.formatters import View
+    from kctl.kafka.connect import Connection
 
 
 def example(*lines: str) -> str:
@@ -30,6 +35,23 @@ def confirm(question: str, *, yes: bool, action: str) -> None:
     answer = sys.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
         raise Refused(f"not confirmed: nothing was changed ({action})")
+
+
+def connection() -> Connection:
+    """The connection this invocation's global options, environment and profile describe: built
+    here, at the command boundary, once, and passed down to every operation explicitly."""
+    from kctl import settings
+    from kctl.kafka.connect import resolve
+
+    return resolve(settings.current())
+
+
+def output_view() -> View:
+    """How to show output (-o, --no-headers, --no-color), read at the command boundary."""
+    from kctl import settings
+    from kctl.formatters import View
+
+    return View.of(settings.current())
 
 
 def one_name(positional: str | None, option: str | None, what: str) -> str:

@@ -86,11 +86,10 @@ def _offer(names: Iterable[str], ctx: typer.Context, incomplete: str) -> list[st
 def _from_cluster(ctx: typer.Context, fetch: Callable[[Any], list[str]]) -> list[str]:
     try:
         with _quiet():
-            from kctl import settings
             from kctl.kafka.client import Admin
+            from kctl.kafka.connect import resolve
 
-            settings.install(_settings(ctx))
-            return fetch(Admin())
+            return fetch(Admin(resolve(_settings(ctx))))
     except BaseException:  # completion never prints: no candidates instead
         return []
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from kctl.commands._common import example, note
+from kctl.commands._common import connection, example, note, output_view
 from kctl.formatters import Column, Output, cols, emit
 
 app = typer.Typer(
@@ -49,7 +49,7 @@ def sample_live(
     from kctl.kafka.client import Admin
     from kctl.lagsamples import record_samples
 
-    admin = Admin()
+    admin = Admin(connection())
     cluster = admin.metadata().cluster_id or ""
     rounds = int(duration_s // interval_s) + 1
     start = time.monotonic()
@@ -207,4 +207,4 @@ def lag(
     }
     if result.written:
         doc["written"] = result.written
-    emit(Output(rows, _columns(level), doc=doc))
+    emit(Output(rows, _columns(level), doc=doc), output_view())

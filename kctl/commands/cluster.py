@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import example
+from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
 
@@ -22,7 +22,7 @@ def describe() -> None:
     from kctl.kafka import cluster
     from kctl.kafka.client import Admin
 
-    info = cluster.describe(Admin())
+    info = cluster.describe(Admin(connection()))
     rows = [
         {
             "broker": b.id,
@@ -40,7 +40,8 @@ def describe() -> None:
             cols("broker:>", "host", "port:>", "rack", "controller"),
             doc=doc,
             title=f"cluster {info.cluster_id} (controller {info.controller_id})",
-        )
+        ),
+        output_view(),
     )
 
 
@@ -54,13 +55,13 @@ def describe() -> None:
 def api_versions() -> None:
     """For every broker, the version range it supports for each API."""
     from kctl.kafka import cluster
-    from kctl.kafka.connect import resolve
 
-    rows = cluster.api_versions(resolve())
+    rows = cluster.api_versions(connection())
     emit(
         Output(
             rows, cols("broker:>", "address", "api", "api_key:>", "min_version:>", "max_version:>")
-        )
+        ),
+        output_view(),
     )
 
 
@@ -89,7 +90,7 @@ def snapshot(
     from kctl.kafka.client import Admin
     from kctl.kafka.snapshot import collect
 
-    snap = collect(Admin(), list(topics), log_dirs=log_dirs)
+    snap = collect(Admin(connection()), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
         brokers = ", ".join(map(str, snap.log_dirs_unsupported))
         note(
@@ -113,7 +114,8 @@ def snapshot(
             rows,
             cols("topic", "partition:>", "leader:>", "replicas", "isr", "min_insync_replicas:>"),
             doc=snap.to_dict(),
-        )
+        ),
+        output_view(),
     )
 
 
@@ -144,11 +146,12 @@ def log_dirs(
 
     wanted = None
     if topics:
-        view, names = resolve_names(Admin(), list(topics), None, internal=True, missing_ok=False)
+        view, names = resolve_names(
+            Admin(connection()), list(topics), None, internal=True, missing_ok=False
+        )
         wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
-    from kctl.kafka.connect import resolve
 
-    dirs = logdirs.describe(resolve(), list(brokers) or None, wanted)
+    dirs = logdirs.describe(connection(), list(brokers) or None, wanted)
     rows = []
     for d in dirs:
         if not d.replicas:
@@ -200,5 +203,6 @@ def log_dirs(
                 "error",
             ),
             doc=doc,
-        )
+        ),
+        output_view(),
     )

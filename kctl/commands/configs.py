@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import example
+from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import entity_names, topic_names
 from kctl.formatters import Output, cols, emit
 
@@ -86,7 +86,7 @@ def describe(
     from kctl.kafka.client import Admin
 
     ent = _entity(topic, broker, broker_defaults, entity_type, entity_name, entity_default)
-    values = configs.describe(Admin(), ent, include_defaults=all_)
+    values = configs.describe(Admin(connection()), ent, include_defaults=all_)
     rows = [
         {
             "name": v.name,
@@ -115,7 +115,7 @@ def describe(
         ],
     }
     columns = ["name", "value", "source", "sensitive", "read_only"] + (["synonyms"] if all_ else [])
-    emit(Output(rows, cols(*columns), doc=doc))
+    emit(Output(rows, cols(*columns), doc=doc), output_view())
 
 
 def _alter(op: str, items: list[str], *where: object) -> None:
@@ -124,8 +124,8 @@ def _alter(op: str, items: list[str], *where: object) -> None:
 
     ent = _entity(*where)  # type: ignore[arg-type]
     values = configs.parse_assignments(items, op)
-    rows = configs.alter(Admin(), ent, op, values)
-    emit(Output(rows, cols("entity", "name", "config", "operation", "value")))
+    rows = configs.alter(Admin(connection()), ent, op, values)
+    emit(Output(rows, cols("entity", "name", "config", "operation", "value")), output_view())
 
 
 @app.command(

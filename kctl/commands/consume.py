@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from kctl.commands._common import example, note
+from kctl.commands._common import connection, example, note
 from kctl.commands._complete import group_names, topic_names
 from kctl.errors import EXIT_INTERRUPTED
 
@@ -84,7 +84,7 @@ def consume(
     from kctl import settings
     from kctl.errors import UsageError
     from kctl.formatters.stream import make_writer
-    from kctl.kafka.connect import parse_override, resolve
+    from kctl.kafka.connect import parse_override
     from kctl.kafka.consume import ConsumeOptions, Consumption, check_start
 
     if isolation not in ("read_committed", "read_uncommitted"):
@@ -128,7 +128,7 @@ def consume(
         extra=extra,
     )
     started = time.monotonic()
-    consumption = Consumption(resolve(), opts)
+    consumption = Consumption(connection(), opts)
     count = 0
     interrupted = False
     try:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kctl.commands._common import confirm, example, note, one_name
+from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import group_names, topic_names
 from kctl.formatters import Output, cols, emit
 
@@ -66,7 +66,7 @@ def list_(
     if types - set(G.GROUP_TYPES):
         bad = ", ".join(sorted(types - set(G.GROUP_TYPES)))
         raise UsageError(f"unknown group type {bad}", f"expected {', '.join(G.GROUP_TYPES)}")
-    admin = Admin()
+    admin = Admin(connection())
     listed = [g for g in G.list_groups(admin) if not types or g.type in types]
     described = G.describe(admin, [g.group for g in listed])
     wanted = {s.lower() for s in state}
@@ -91,7 +91,7 @@ def list_(
             rows,
             cols("group", "state", "type", "protocol_type", "assignor", "members:>",
                  "coordinator:>"),
-        )
+        ), output_view()
     )  # fmt: skip
 
 
@@ -122,7 +122,7 @@ def describe(
 
     if sum((offsets, members, state)) > 1:
         raise UsageError("choose one of --offsets, --members, --state")
-    admin = Admin()
+    admin = Admin(connection())
     ids, listed = _chosen(admin, [*(groups or []), *group_option], all_groups)
     with G.GroupReader(admin) as reader:
         if members or state:
@@ -141,7 +141,10 @@ def describe(
             }
             for g in described.values()
         ]
-        emit(Output(srows, cols("group", "coordinator:>", "assignor", "state", "members:>")))
+        emit(
+            Output(srows, cols("group", "coordinator:>", "assignor", "state", "members:>")),
+            output_view(),
+        )
         return
     if members:
         mrows = [
@@ -165,7 +168,7 @@ def describe(
                 mrows,
                 cols("group", "member_id", "group_instance_id", "client_id", "host",
                      "partitions:>", "assignment"),
-            )
+            ), output_view()
         )  # fmt: skip
         return
     shown = [
@@ -191,7 +194,7 @@ def describe(
             shown,
             cols("group", "topic", "partition:>", "current_offset:>", "log_end_offset:>", "lag:>",
                  "consumer_id", "host", "client_id"),
-        )
+        ), output_view()
     )  # fmt: skip
 
 
@@ -279,7 +282,7 @@ def lag(
     if record is not None:
         check_record_path(record)
     groups = [*(groups or []), *group_option]
-    admin = Admin()
+    admin = Admin(connection())
     cluster_id = admin.metadata().cluster_id
     every = all_groups or not groups
     with G.GroupReader(admin) as reader:
@@ -298,7 +301,7 @@ def lag(
             if watch and sys.stdout.isatty():
                 sys.stdout.write("\x1b[2J\x1b[H")
                 out.title = f"groups lag, every {watch:g}s (Ctrl-C to stop)"
-            emit(out)
+            emit(out, output_view())
             if not watch:
                 break
             sys.stdout.flush()
@@ -331,7 +334,7 @@ def delete(
     ids = list(dict.fromkeys([*(groups or []), *group_option]))
     if not ids:
         raise UsageError("name the groups to delete: as arguments or with --group")
-    admin = Admin()
+    admin = Admin(connection())
     with G.GroupReader(admin) as reader:
         described = reader.describe(ids)
         G.require_known(admin, described, reader.committed(ids))
@@ -344,7 +347,10 @@ def delete(
     note(f"will delete {len(ids)} group(s) and their committed offsets: {', '.join(ids)}")
     confirm(f"Delete {len(ids)} group(s)?", yes=yes, action="delete groups")
     G.delete(admin, ids)
-    emit(Output([{"group": g, "status": "deleted"} for g in ids], cols("group", "status")))
+    emit(
+        Output([{"group": g, "status": "deleted"} for g in ids], cols("group", "status")),
+        output_view(),
+    )
 
 
 @app.command(
@@ -367,7 +373,7 @@ def delete_offsets(
 
     group = one_name(group, group_option, "group")
     scope = topic_scope(topic)
-    admin = Admin()
+    admin = Admin(connection())
     tps = G.scope_partitions(admin, scope)
     with G.GroupReader(admin) as reader:
         reader.require_offset_delete(f"deleting offsets of group {group!r}")
@@ -384,7 +390,7 @@ def delete_offsets(
         {"group": group, "topic": t, "partition": p, "status": failed.get((t, p)) or "deleted"}
         for t, p in tps
     ]
-    emit(Output(rows, cols("group", "topic", "partition:>", "status")))
+    emit(Output(rows, cols("group", "topic", "partition:>", "status")), output_view())
     if failed:
         (t, p), err = next(iter(sorted(failed.items())))
         raise KctlError(
@@ -513,7 +519,7 @@ def reset_offsets(
         file_name=str(from_file) if from_file is not None else None,
         ts_ms=ts_ms,
     )
-    admin = Admin()
+    admin = Admin(connection())
     reset = G.plan_reset_offsets(admin, request)
     plan, marks = reset.rows, reset.marks
     for r in plan:
@@ -544,7 +550,8 @@ def reset_offsets(
                 cols(
                     "group", "topic", "partition:>", "current:>", "target:>", "delta:>", "clamped"
                 ),
-            )
+            ),
+            output_view(),
         )
     if not execute:
         note("plan only: nothing changed (add --execute to commit it)")

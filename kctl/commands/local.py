@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from kctl.commands._common import example, note
+from kctl.commands._common import example, note, output_view
 from kctl.errors import EXIT_FAILED, UsageError
 from kctl.formatters import Output, cols, emit
 
@@ -127,7 +127,8 @@ def up(
                 "cluster_id": cluster.cluster_id,
                 "nodes": kafka_cluster.status_rows(cluster),
             },
-        )
+        ),
+        output_view(),
     )
 
 
@@ -146,7 +147,8 @@ def _up_tansu(port: int, wait: float, why: str) -> None:
             [{"bootstrap": info.bootstrap}],
             cols("bootstrap"),
             doc={"bootstrap": info.bootstrap, "pid": info.pid, "engine": "tansu"},
-        )
+        ),
+        output_view(),
     )
 
 
@@ -170,14 +172,15 @@ def status() -> None:
                     "running": any(r["alive"] for r in rows),
                     "nodes": rows,
                 },
-            )
+            ),
+            output_view(),
         )
         if not any(r["alive"] for r in rows):
             raise typer.Exit(EXIT_FAILED)
         return
     data = broker.status()
     rows = [{"key": k, "value": v} for k, v in data.items()]
-    emit(Output(rows, cols("key", "value"), doc={**data, "engine": "tansu"}))
+    emit(Output(rows, cols("key", "value"), doc={**data, "engine": "tansu"}), output_view())
     if not data["running"]:
         raise typer.Exit(EXIT_FAILED)
 
@@ -272,5 +275,6 @@ def fetch(
                 "source": runtime.source,
                 "jars": jars,
             },
-        )
+        ),
+        output_view(),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import example
+from kctl.commands._common import example, output_view
 
 app = typer.Typer(
     help="Partition offsets (get) and __consumer_offsets records (decode).", no_args_is_help=True
@@ -57,6 +57,6 @@ def decode(
             for n, x in v["data"].items():
                 shown = to_json(x, indent=False) if isinstance(x, list | dict) else cell(x)
                 rows.append({"field": f"value.{n}", "value": shown})
-        emit(Output(rows, cols("field", "value"), doc=doc))
+        emit(Output(rows, cols("field", "value"), doc=doc), output_view())
     else:
-        emit(Output([doc], cols("key", "value"), doc=doc))
+        emit(Output([doc], cols("key", "value"), doc=doc), output_view())

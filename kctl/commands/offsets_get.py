@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import example
+from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import topic_names
 
 EPILOG = example(
@@ -42,7 +42,7 @@ def offsets_get(
         raise UsageError(f"unknown --isolation {isolation!r}", "read_committed|read_uncommitted")
     when = offsets.parse_time(at_time) if at_time is not None else None
     result = offsets.get_offsets(
-        Admin(),
+        Admin(connection()),
         list(dict.fromkeys(topics)),
         partitions=list(partition) or None,
         at_time=when,
@@ -67,4 +67,4 @@ def offsets_get(
     doc = {"partitions": rows, "total_records": totals["records"]}
     if when is not None:
         doc["time_ms"] = when
-    emit(Output(rows, cols(*columns), doc=doc, footer=[totals]))
+    emit(Output(rows, cols(*columns), doc=doc, footer=[totals]), output_view())

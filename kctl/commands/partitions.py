@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from kctl.commands._common import example, note
+from kctl.commands._common import connection, example, note, output_view
 from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_FAILED, EXIT_FINDINGS
 from kctl.formatters import Output, cols, emit
@@ -135,22 +135,22 @@ def elect_leaders(
         if from_file is not None
         else None
     )
-    admin = Admin()
+    admin = Admin(connection())
     plan = elect.plan_election(admin, kind, scope)
     steps, todo = plan.steps, plan.todo
     columns = cols(
         "topic", "partition:>", "leader:>", "replicas", "isr", "new_leader:>", "action", "reason"
     )
     if not execute:
-        emit(Output([s.row() for s in steps], columns))
+        emit(Output([s.row() for s in steps], columns), output_view())
         note(f"plan: {plan.count} {kind} election(s); nothing changed (add --execute to elect)")
         return
     if not todo:
-        emit(Output([s.row() for s in steps], columns))
+        emit(Output([s.row() for s in steps], columns), output_view())
         note("nothing to elect")
         return
     results = elect.elect(admin.conn, kind, todo)
-    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
+    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")), output_view())
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
 
@@ -179,7 +179,6 @@ def move_dir(
     replica in 'kctl cluster log-dirs') and swaps it in once it has caught up."""
     from kctl.errors import UsageError
     from kctl.kafka import logdirs
-    from kctl.kafka.connect import resolve
 
     scope = parse_topic_partitions(list(targets))
     whole = [t for t, ps in scope.items() if ps is None]
@@ -196,19 +195,21 @@ def move_dir(
         "action",
         "reason",
     )
-    conn = resolve()
+    conn = connection()
     if not execute:
         plan = logdirs.plan_move(conn, broker, partitions, to_dir)
-        emit(Output(plan, plan_cols))
+        emit(Output(plan, plan_cols), output_view())
         moving = sum(r["action"] == "move" for r in plan)
         note(f"plan: {moving} replica(s) to move; nothing changed (add --execute to move)")
         return
     plan, results = logdirs.move(conn, broker, partitions, to_dir)
     if not results:
-        emit(Output(plan, plan_cols))
+        emit(Output(plan, plan_cols), output_view())
         note("nothing to move")
         return
-    emit(Output(results, cols("topic", "partition:>", "broker:>", "status", "error")))
+    emit(
+        Output(results, cols("topic", "partition:>", "broker:>", "status", "error")), output_view()
+    )
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
     note("moving; 'kctl cluster log-dirs' shows the future replica until the move completes")
@@ -284,7 +285,7 @@ def generate(
     from kctl.replicas.assign import PlanError, moves, plan_document, propose
 
     targets = _parse_brokers(brokers)
-    current, racks = current_assignment(Admin(), list(dict.fromkeys(topics)))
+    current, racks = current_assignment(Admin(connection()), list(dict.fromkeys(topics)))
     unknown = [b for b in targets if b not in racks]
     if unknown:
         known = ", ".join(map(str, sorted(racks)))
@@ -298,7 +299,10 @@ def generate(
 
         current_file.write_text(to_json(plan_document(current)) + "\n")
         note(f"current assignment written to {current_file}")
-    emit(Output(_rows(current, proposed), cols(*PLAN_COLUMNS), doc=plan_document(proposed)))
+    emit(
+        Output(_rows(current, proposed), cols(*PLAN_COLUMNS), doc=plan_document(proposed)),
+        output_view(),
+    )
     note(f"{moves(current, proposed)} replica(s) move in {len(proposed)} partition(s)")
 
 
@@ -329,7 +333,7 @@ def execute_(
     from kctl.kafka.client import Admin
 
     plan = _plan(file)
-    admin = Admin()
+    admin = Admin(connection())
     reassign.check_alter_supported(admin.conn, "reassigning partitions")
     current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
     for (topic, partition), replicas in plan.items():
@@ -342,14 +346,14 @@ def execute_(
                 f"brokers: {', '.join(map(str, sorted(racks)))}",
             )
     if not execute:
-        emit(Output(_rows(current, plan), cols(*PLAN_COLUMNS)))
+        emit(Output(_rows(current, plan), cols(*PLAN_COLUMNS)), output_view())
         note(f"plan: {len(plan)} partition(s); nothing changed (add --execute to start)")
         return
     if throttle is not None:
         reassign.set_throttle(admin, current, plan, throttle)
         note(f"replication throttled to {throttle} bytes/s until 'reassign verify' finds it done")
     results = reassign.alter(admin.conn, dict(plan), "reassigning partitions")
-    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
+    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")), output_view())
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
 
@@ -372,9 +376,9 @@ def verify_(
     from kctl.kafka.client import Admin
 
     plan = _plan(file)
-    admin = Admin()
+    admin = Admin(connection())
     rows, done = reassign.verify(admin, admin.conn, plan)
-    emit(Output(rows, cols("topic", "partition:>", "status", "current", "target")))
+    emit(Output(rows, cols("topic", "partition:>", "status", "current", "target")), output_view())
     if not done:
         note("reassignment not complete; the throttle (if any) stays")
         raise typer.Exit(EXIT_FINDINGS)
@@ -408,11 +412,10 @@ def cancel(
     kafka-reassign-partitions.sh --cancel) unless --preserve-throttles."""
     from kctl.errors import UsageError
     from kctl.kafka import reassign
-    from kctl.kafka.connect import resolve
 
     if (file is None) == (not all_):
         raise UsageError("choose one of --file and --all")
-    conn = resolve()
+    conn = connection()
     reassign.check_alter_supported(conn, "cancelling reassignments")
     running = reassign.ongoing(conn)
     chosen = running
@@ -424,7 +427,8 @@ def cancel(
             Output(
                 chosen,
                 cols("topic", "partition:>", "replicas", "adding_replicas", "removing_replicas"),
-            )
+            ),
+            output_view(),
         )
         note(
             f"{len(chosen)} ongoing reassignment(s) to cancel"
@@ -434,7 +438,7 @@ def cancel(
     results = reassign.alter(
         conn, {(r["topic"], r["partition"]): None for r in chosen}, "cancelling reassignments"
     )
-    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")))
+    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")), output_view())
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
     if not preserve_throttles:
@@ -449,11 +453,11 @@ def cancel(
 def list_() -> None:
     """Ongoing reassignments: target replicas, replicas being added and removed."""
     from kctl.kafka import reassign
-    from kctl.kafka.connect import resolve
 
-    rows = reassign.ongoing(resolve())
+    rows = reassign.ongoing(connection())
     emit(
         Output(
             rows, cols("topic", "partition:>", "replicas", "adding_replicas", "removing_replicas")
-        )
+        ),
+        output_view(),
     )

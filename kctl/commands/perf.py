@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import example, one_name
+from kctl.commands._common import connection, example, one_name, output_view
 from kctl.commands._complete import topic_names
 
 app = typer.Typer(
@@ -35,7 +35,7 @@ def _emit(result: object) -> None:
     from kctl.formatters import Output, cols, emit
 
     doc = result.as_dict()  # type: ignore[attr-defined]
-    emit(Output([doc], cols(*_COLUMNS), doc=doc))
+    emit(Output([doc], cols(*_COLUMNS), doc=doc), output_view())
 
 
 @app.command(
@@ -68,7 +68,6 @@ def produce(
     """Send records as fast as allowed; report records/s, MB/s and the latency from produce()
     to the delivery report (average, p50, p95, p99, max)."""
     from kctl.errors import UsageError
-    from kctl.kafka.connect import resolve
     from kctl.kafka.perf import perf_produce
 
     topic = one_name(topic, topic_option, "topic")
@@ -76,7 +75,7 @@ def produce(
         raise UsageError("--num-records must be at least 1 and --record-size at least 0")
     _emit(
         perf_produce(
-            resolve(),
+            connection(),
             topic,
             num_records=num_records,
             record_size=record_size,
@@ -113,7 +112,6 @@ def consume(
     """Read records from the start of every partition; report records/s, MB/s and the latency
     of each fetch batch (average, p50, p95, p99, max)."""
     from kctl.errors import UsageError
-    from kctl.kafka.connect import resolve
     from kctl.kafka.perf import perf_consume
 
     topic = one_name(topic, topic_option, "topic")
@@ -121,7 +119,7 @@ def consume(
         raise UsageError("--num-records must be at least 1")
     _emit(
         perf_consume(
-            resolve(),
+            connection(),
             topic,
             num_records=num_records,
             timeout=idle_timeout,

@@ -8,7 +8,7 @@ from typing import IO, Any
 
 import typer
 
-from kctl.commands._common import example, note, one_name
+from kctl.commands._common import connection, example, note, one_name
 from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
 
@@ -129,7 +129,6 @@ def produce(
     Everything handed to the client is flushed, even on Ctrl-C; a summary goes to stderr and
     the exit code is 1 if any record failed."""
     from kctl.errors import UsageError
-    from kctl.kafka.connect import resolve
     from kctl.kafka.produce import ProduceOptions
     from kctl.kafka.produce import produce as run
 
@@ -194,7 +193,7 @@ def produce(
 
                 bar = _Bar(sum(os.fstat(s.fileno()).st_size for _, s in streams))
         record = (_escape(value) if value is not None else None, _escape(key), None, None, None)
-        summary = run(resolve(), opts, streams, single=record if single else None, progress=bar)
+        summary = run(connection(), opts, streams, single=record if single else None, progress=bar)
     finally:
         if bar is not None:
             bar.stop()

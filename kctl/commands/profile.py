@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import confirm, example, note
+from kctl.commands._common import confirm, example, note, output_view
 from kctl.commands._complete import profile_names
 from kctl.formatters import Output, cols, emit
 
@@ -33,7 +33,8 @@ def list_() -> None:
         Output(
             rows,
             cols("name", "current", "bootstrap_servers", "security_protocol", "sasl_mechanism"),
-        )
+        ),
+        output_view(),
     )
 
 
@@ -53,7 +54,7 @@ def show(
         raise NotFoundError("no current profile", f"add one with 'kctl profile add' ({pfile.path})")
     data = {"name": chosen, "current": chosen == pfile.current, **config.masked(pfile.get(chosen))}
     rows = [{"key": k, "value": v} for k, v in _flatten(data)]
-    emit(Output(rows, cols("key", "value"), doc=data))
+    emit(Output(rows, cols("key", "value"), doc=data), output_view())
 
 
 def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:

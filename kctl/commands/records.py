@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import confirm, example, note
+from kctl.commands._common import confirm, connection, example, note, output_view
 from kctl.commands._complete import topic_names
 
 app = typer.Typer(help="Delete records at the start of partitions.", no_args_is_help=True)
@@ -49,7 +49,7 @@ def delete(
         raise UsageError("--offsets-json replaces TOPIC and --before")
     if offsets_json is None and (not topic or not before):
         raise UsageError("give TOPIC with --before, or --offsets-json FILE")
-    admin = Admin()
+    admin = Admin(connection())
     if offsets_json is not None:
         try:
             text = Path(offsets_json).read_text()
@@ -90,5 +90,6 @@ def delete(
         Output(
             rows,
             cols("topic", "partition:>", "before:>", "previous_low_watermark:>", "low_watermark:>"),
-        )
+        ),
+        output_view(),
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from kctl.commands._common import example, note
+from kctl.commands._common import connection, example, note, output_view
 from kctl.errors import EXIT_FINDINGS
 from kctl.formatters import Output, cols, emit
 
@@ -85,7 +85,7 @@ def validate(
         from kctl.kafka.client import Admin
         from kctl.kafka.snapshot import collect
 
-        snap = collect(Admin(), list(topics), log_dirs=log_dirs)
+        snap = collect(Admin(connection()), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
         brokers = ", ".join(map(str, snap.log_dirs_unsupported))
         note(
@@ -110,7 +110,8 @@ def validate(
             rows,
             cols("severity", "check", "topic", "partition:>", "brokers", "reason"),
             doc=doc,
-        )
+        ),
+        output_view(),
     )
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
     note(
@@ -136,7 +137,8 @@ def _emit_comparison(results: list[Any], doc: dict[str, Any]) -> None:
                 "reason",
             ),
             doc=doc,
-        )
+        ),
+        output_view(),
     )
 
 
@@ -206,7 +208,7 @@ def verify(
     from kctl.kafka.client import Admin
     from kctl.kafka.verify import verify as run
 
-    rows = run(Admin(), list(topics), offset=offset, budget=max_bytes)
+    rows = run(Admin(connection()), list(topics), offset=offset, budget=max_bytes)
     emit(
         Output(
             rows,
@@ -221,7 +223,8 @@ def verify(
                 "batches:>",
                 "reason",
             ),
-        )
+        ),
+        output_view(),
     )
     offline = [r for r in rows if r["status"] == "offline"]
     bad = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import confirm, example, note, one_name
+from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
 
@@ -43,9 +43,12 @@ def list_(
             "replication_factor": t.replication_factor,
             "internal": t.internal,
         }
-        for t in topics.list_topics(Admin(), internal=internal, pattern=pattern)
+        for t in topics.list_topics(Admin(connection()), internal=internal, pattern=pattern)
     ]
-    emit(Output(rows, cols("topic", "partitions:>", "replication_factor:>", "internal")))
+    emit(
+        Output(rows, cols("topic", "partitions:>", "replication_factor:>", "internal")),
+        output_view(),
+    )
 
 
 @app.command(
@@ -96,7 +99,7 @@ def describe(
     from kctl.kafka.client import Admin
 
     chosen = list(dict.fromkeys([*(names or []), *topic_option]))
-    view, states = topics.describe_topics(Admin(), chosen, internal=internal)
+    view, states = topics.describe_topics(Admin(connection()), chosen, internal=internal)
     live = set(view.brokers)
     filtering = under_replicated or under_min_isr or at_min_isr or unavailable
 
@@ -153,7 +156,8 @@ def describe(
             rows,
             cols("topic", "partition:>", "leader:>", "replicas", "isr", "offline_replicas"),
             doc=doc,
-        )
+        ),
+        output_view(),
     )
 
 
@@ -197,7 +201,7 @@ def create(
             raise UsageError("--replica-assignment replaces --partitions and --replication-factor")
         assignment = topics.parse_replica_assignment(replica_assignment)
     result = topics.create_topic(
-        Admin(),
+        Admin(connection()),
         name,
         partitions=partitions,
         replication_factor=replication_factor,
@@ -207,7 +211,10 @@ def create(
     )
     if result["status"] == "exists":
         note(f"topic {name!r} already exists")
-    emit(Output([result], cols("topic", "status", "partitions:>", "replication_factor:>")))
+    emit(
+        Output([result], cols("topic", "status", "partitions:>", "replication_factor:>")),
+        output_view(),
+    )
 
 
 @app.command(
@@ -240,17 +247,17 @@ def delete(
     names = [*(names or []), *topic_option]
     if not names and pattern is None:
         raise UsageError("name topics to delete, or give --pattern")
-    admin = Admin()
+    admin = Admin(connection())
     _, chosen = topics.resolve_names(
         admin, list(names or []), pattern, internal=internal, missing_ok=if_exists
     )
     if not chosen:
         note("no topic matches: nothing to delete")
-        emit(Output([], cols("topic", "status")))
+        emit(Output([], cols("topic", "status")), output_view())
         return
     note(f"will delete {len(chosen)} topic(s): {', '.join(chosen)}")
     confirm(f"Delete {len(chosen)} topic(s)?", yes=yes, action="delete topics")
-    emit(Output(topics.delete_topics(admin, chosen), cols("topic", "status")))
+    emit(Output(topics.delete_topics(admin, chosen), cols("topic", "status")), output_view())
 
 
 @app.command(
@@ -273,5 +280,8 @@ def add_partitions(
 
     name = one_name(name, topic_option, "topic")
     assignment = topics.parse_replica_assignment(replica_assignment) if replica_assignment else None
-    result = topics.add_partitions(Admin(), name, partitions, assignment)
-    emit(Output([result], cols("topic", "status", "partitions_before:>", "partitions:>")))
+    result = topics.add_partitions(Admin(connection()), name, partitions, assignment)
+    emit(
+        Output([result], cols("topic", "status", "partitions_before:>", "partitions:>")),
+        output_view(),
+    )

@@ -44,6 +44,20 @@ class Output:
         return self.rows if self.doc is None else self.doc
 
 
+@dataclass(frozen=True)
+class View:
+    """How the user asked to see output (-o, --no-headers, --no-color): built at the command
+    boundary and handed to :func:`emit` with the data."""
+
+    format: str = "plain"
+    headers: bool = True
+    color: bool = False
+
+    @classmethod
+    def of(cls, s: settings.Settings) -> View:
+        return cls(s.output_format(), not s.no_headers, s.use_color())
+
+
 def cols(*specs: str | Column) -> list[Column]:
     """Shorthand: ``cols("topic", "partition:>")`` — a trailing ``:>`` right-justifies."""
     out = []
@@ -85,17 +99,17 @@ def to_json(doc: Any, *, indent: bool = True) -> str:
     return orjson.dumps(doc, default=_json_default, option=opt).decode()
 
 
-def _render_json(out: Output, stream: IO[str]) -> None:
+def _render_json(out: Output, stream: IO[str], view: View) -> None:
     stream.write(to_json(out.document()) + "\n")
 
 
-def _render_jsonl(out: Output, stream: IO[str]) -> None:
+def _render_jsonl(out: Output, stream: IO[str], view: View) -> None:
     doc = out.document()
     items = doc if isinstance(doc, list) else [doc]
     stream.write("".join(to_json(item, indent=False) + "\n" for item in items))
 
 
-def _render_yaml(out: Output, stream: IO[str]) -> None:
+def _render_yaml(out: Output, stream: IO[str], view: View) -> None:
     # Round-trip through JSON so bytes/tuples become plain data, exactly as -o json shows them.
     import orjson
     import yaml
@@ -106,11 +120,11 @@ def _render_yaml(out: Output, stream: IO[str]) -> None:
     )
 
 
-def _render_csv(out: Output, stream: IO[str]) -> None:
+def _render_csv(out: Output, stream: IO[str], view: View) -> None:
     import csv
 
     writer = csv.writer(stream, lineterminator="\n")
-    if not settings.current().no_headers:
+    if view.headers:
         writer.writerow([c.key for c in out.columns])
     for row in out.rows:
         writer.writerow([cell(row.get(c.key)) for c in out.columns])
@@ -139,7 +153,7 @@ def _with_footer(out: Output) -> list[tuple[dict[str, Any], bool]]:
     return placed + [(f, True) for f in tail]
 
 
-def _render_name(out: Output, stream: IO[str]) -> None:
+def _render_name(out: Output, stream: IO[str], view: View) -> None:
     """Names only, one per line, each once, no header (kubectl's ``-o name``), for ``| xargs``."""
     key = out.name_key or (out.columns[0].key if out.columns else None)
     if key is None:
@@ -148,26 +162,25 @@ def _render_name(out: Output, stream: IO[str]) -> None:
     stream.write("".join(f"{name}\n" for name in names if name))
 
 
-def _render_plain(out: Output, stream: IO[str]) -> None:
+def _render_plain(out: Output, stream: IO[str], view: View) -> None:
     lines = []
-    if not settings.current().no_headers:
+    if view.headers:
         lines.append("\t".join(c.title for c in out.columns))
     for row, _footer in _with_footer(out):
         lines.append("\t".join(_plain_cell(row.get(c.key)) for c in out.columns))
     stream.write("".join(line + "\n" for line in lines))
 
 
-def _render_table(out: Output, stream: IO[str]) -> None:
+def _render_table(out: Output, stream: IO[str], view: View) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    s = settings.current()
-    console = Console(file=stream, no_color=not s.use_color(), highlight=False, soft_wrap=False)
+    console = Console(file=stream, no_color=not view.color, highlight=False, soft_wrap=False)
     table = Table(
         title=out.title,
-        title_style="italic" if s.use_color() else "none",
-        show_header=not s.no_headers,
-        header_style="bold" if s.use_color() else None,
+        title_style="italic" if view.color else "none",
+        show_header=view.headers,
+        header_style="bold" if view.color else None,
         box=None,
         pad_edge=False,
         show_footer=False,
@@ -185,7 +198,7 @@ def _render_table(out: Output, stream: IO[str]) -> None:
     console.print(table)
 
 
-RENDERERS: dict[str, Callable[[Output, IO[str]], None]] = {
+RENDERERS: dict[str, Callable[[Output, IO[str], View], None]] = {
     "table": _render_table,
     "plain": _render_plain,
     "json": _render_json,
@@ -196,6 +209,6 @@ RENDERERS: dict[str, Callable[[Output, IO[str]], None]] = {
 }
 
 
-def emit(out: Output, stream: IO[str] | None = None) -> None:
-    """Write ``out`` to stdout in the format the user asked for."""
-    RENDERERS[settings.current().output_format()](out, stream or sys.stdout)
+def emit(out: Output, view: View, stream: IO[str] | None = None) -> None:
+    """Write ``out`` to stdout as ``view`` says."""
+    RENDERERS[view.format](out, stream or sys.stdout, view)

@@ -18,7 +18,7 @@ from kctl.errors import (
     NotFoundError,
     UnsupportedByBroker,
 )
-from kctl.kafka.connect import Connection, librdkafka_config, resolve
+from kctl.kafka.connect import Connection, librdkafka_config
 
 # librdkafka error names that mean: stop trying, the connection itself is wrong.
 _FATAL_CONNECT = {"_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED", "_SSL", "_ALL_BROKERS_DOWN"}
@@ -61,12 +61,10 @@ def _api_in(text: str) -> str | None:
 class Admin:
     """An AdminClient bound to this invocation's connection and timeout."""
 
-    def __init__(
-        self, conn: Connection | None = None, client: Any = None, log: ErrorLog | None = None
-    ) -> None:
+    def __init__(self, conn: Connection, client: Any = None, log: ErrorLog | None = None) -> None:
         """``client``/``log``: an existing client (e.g. a producer) and its error log, for its
         metadata with the same fail-fast handling, without a second connection."""
-        self.conn = conn or resolve()
+        self.conn = conn
         self.log = log or ErrorLog()
         if client is not None:
             self.client = client
@@ -161,12 +159,11 @@ class ErrorLog:
         return self.errors[-1]
 
 
-def make_producer(conn: Connection | None = None, **extra: Any) -> tuple[Any, ErrorLog]:
+def make_producer(conn: Connection, **extra: Any) -> tuple[Any, ErrorLog]:
     """A confluent-kafka Producer for this invocation (``extra``: librdkafka properties the
     command chooses; the user's -X still wins). Returns the producer and its error log."""
     from confluent_kafka import KafkaException, Producer
 
-    conn = conn or resolve()
     log = ErrorLog()
     try:
         return Producer(librdkafka_config(conn, error_cb=log, **extra)), log
@@ -174,11 +171,10 @@ def make_producer(conn: Connection | None = None, **extra: Any) -> tuple[Any, Er
         raise ConfigError("invalid producer configuration", error_text(exc)) from exc
 
 
-def make_consumer(conn: Connection | None = None, **extra: Any) -> tuple[Any, ErrorLog]:
+def make_consumer(conn: Connection, **extra: Any) -> tuple[Any, ErrorLog]:
     """A confluent-kafka Consumer for this invocation; see :func:`make_producer`."""
     from confluent_kafka import Consumer, KafkaException
 
-    conn = conn or resolve()
     log = ErrorLog()
     extra.setdefault("group.id", "kctl-no-group")
     extra.setdefault("enable.auto.commit", False)

@@ -140,9 +140,9 @@ def _apply_java_properties(conn: Connection, props: dict[str, str], source: str)
             )
 
 
-def resolve(s: settings.Settings | None = None) -> Connection:
-    """Build the :class:`Connection` for this invocation."""
-    s = s or settings.current()
+def resolve(s: settings.Settings) -> Connection:
+    """Build the :class:`Connection` that global options ``s``, the environment and the
+    profile file describe (commands call this once, through ``commands._common.connection``)."""
     try:
         pfile: config.ProfileFile | None = config.load()
     except ConfigError as exc:
