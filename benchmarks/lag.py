@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kctl.kafka.apis import api_name
+from kctl.apis import api_name
 from kctl.local import broker
 
 COUNTS: collections.Counter[str] = collections.Counter()
@@ -142,9 +142,9 @@ def batched(bootstrap: str, groups: list[str]) -> tuple[int, int]:
     """What `kctl groups lag G1..Gn` does after parsing its options (the process start-up,
     ~0.15 s, is measured by benchmarks/startup.py)."""
     from kctl import settings
-    from kctl.kafka import groups as G
-    from kctl.kafka.client import Admin
-    from kctl.kafka.connect import resolve
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
+    from kctl.broker.connect import resolve
 
     admin = Admin(resolve(settings.Settings(bootstrap_servers=bootstrap, timeout=60)))
     admin.metadata()  # the cluster id for the samples

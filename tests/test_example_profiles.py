@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kctl import config, settings
-from kctl.kafka.connect import kafka_python_config, librdkafka_config, resolve
+from kctl.broker.connect import kafka_python_config, librdkafka_config, resolve
 
 PROFILES = sorted((Path(__file__).resolve().parent.parent / "profiles").glob("*.yaml"))
 

@@ -137,7 +137,7 @@ def test_throttled_replicas_name_current_leaders_and_added_followers():
 
 
 def test_throttle_changes_cover_brokers_of_moving_partitions():
-    from kctl.kafka.reassign import throttle_changes
+    from kctl.broker.reassign import throttle_changes
 
     changes = throttle_changes(
         {("t", 0): [1, 2], ("t", 1): [5]}, {("t", 0): [1, 4], ("t", 1): [5]}, 1000
@@ -186,8 +186,8 @@ def test_unclean_election_plan():
 def test_elect_leaders_request_and_response():
     from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
 
+    from kctl.broker import elect
     from kctl.errors import UnsupportedByBroker
-    from kctl.kafka import elect
 
     req = elect.build_request("unclean", {"b": [2, 0], "a": [1]}, 5000, 1)
     decoded = ElectLeadersRequest.decode(req.encode(), version=1)
@@ -233,8 +233,8 @@ def test_alter_partition_reassignments_request_and_response():
         AlterPartitionReassignmentsResponse as R,
     )
 
+    from kctl.broker import reassign
     from kctl.errors import KctlError
-    from kctl.kafka import reassign
 
     req = reassign.build_alter_request({("t", 1): [3, 1], ("t", 0): None}, 7000)
     back = Q.decode(req.encode(), version=0)
@@ -279,7 +279,7 @@ def test_list_partition_reassignments_request_and_response():
         ListPartitionReassignmentsResponse as R,
     )
 
-    from kctl.kafka import reassign
+    from kctl.broker import reassign
 
     assert Q.decode(reassign.build_list_request(None, 100).encode(), version=0).topics is None
     back = Q.decode(reassign.build_list_request({"t": [2, 0]}, 100).encode(), version=0)
@@ -322,7 +322,7 @@ def test_describe_log_dirs_request_and_response():
     from kafka.protocol.admin import DescribeLogDirsRequest as Q
     from kafka.protocol.admin import DescribeLogDirsResponse as R
 
-    from kctl.kafka import logdirs
+    from kctl.broker import logdirs
 
     assert Q.decode(logdirs.build_request(None, 1).encode(), version=1).topics is None
     back = Q.decode(logdirs.build_request({"t": [1, 0]}, 4).encode(), version=4)
@@ -378,7 +378,7 @@ def test_fetch_request_and_response_carry_real_batches():
     from kafka.protocol.consumer import FetchRequest as Q
     from kafka.protocol.consumer import FetchResponse as R
 
-    from kctl.kafka import verify
+    from kctl.broker import replica_verify as verify
     from kctl.replicas.compare import batch_keys
 
     back = Q.decode(verify.build_request("foo", 0, 2, 4096, 12).encode(), version=12)

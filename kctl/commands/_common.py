@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from kctl.errors import Refused
 
 if TYPE_CHECKING:
+    from kctl.broker.connect import Connection
     from kctl.formatters import View
-    from kctl.kafka.connect import Connection
 
 
 def example(*lines: str) -> str:
@@ -41,7 +41,7 @@ def connection() -> Connection:
     """The connection this invocation's global options, environment and profile describe: built
     here, at the command boundary, once, and passed down to every operation explicitly."""
     from kctl import settings
-    from kctl.kafka.connect import resolve
+    from kctl.broker.connect import resolve
 
     return resolve(settings.current())
 

@@ -86,8 +86,8 @@ def _offer(names: Iterable[str], ctx: typer.Context, incomplete: str) -> list[st
 def _from_cluster(ctx: typer.Context, fetch: Callable[[Any], list[str]]) -> list[str]:
     try:
         with _quiet():
-            from kctl.kafka.client import Admin
-            from kctl.kafka.connect import resolve
+            from kctl.broker.client import Admin
+            from kctl.broker.connect import resolve
 
             return fetch(Admin(resolve(_settings(ctx))))
     except BaseException:  # completion never prints: no candidates instead
@@ -98,7 +98,7 @@ def topic_names(ctx: typer.Context, incomplete: str) -> list[str]:
     """Topics of the cluster; internal ones (``__...``) once the word starts with '_'."""
 
     def fetch(admin: Any) -> list[str]:
-        from kctl.kafka import topics
+        from kctl.broker import topics
 
         internal = incomplete.startswith("_")
         return [t.topic for t in topics.list_topics(admin, internal=internal)]
@@ -110,7 +110,7 @@ def group_names(ctx: typer.Context, incomplete: str) -> list[str]:
     """Consumer groups the cluster lists (with members or only committed offsets)."""
 
     def fetch(admin: Any) -> list[str]:
-        from kctl.kafka import groups
+        from kctl.broker import groups
 
         return [g.group for g in groups.list_groups(admin)]
 

@@ -44,9 +44,9 @@ def sample_live(
     """Sample the cluster's lag every ``interval_s`` for ``duration_s`` into ``path`` (JSONL in
     the lag-sample schema), the same samples ``groups lag --record`` writes. Groups that
     appear while sampling are picked up when no ``groups`` are named. Returns (rounds, rows)."""
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
     from kctl.errors import NotFoundError
-    from kctl.kafka import groups as G
-    from kctl.kafka.client import Admin
     from kctl.lagsamples import record_samples
 
     admin = Admin(connection())

@@ -19,8 +19,8 @@ app = typer.Typer(
 )
 def describe() -> None:
     """Cluster id, controller and brokers with rack and address."""
-    from kctl.kafka import cluster
-    from kctl.kafka.client import Admin
+    from kctl.broker import cluster
+    from kctl.broker.client import Admin
 
     info = cluster.describe(Admin(connection()))
     rows = [
@@ -54,7 +54,7 @@ def describe() -> None:
 )
 def api_versions() -> None:
     """For every broker, the version range it supports for each API."""
-    from kctl.kafka import cluster
+    from kctl.broker import cluster
 
     rows = cluster.api_versions(connection())
     emit(
@@ -86,9 +86,9 @@ def snapshot(
 ) -> None:
     """Placement, ISR, min.insync.replicas, racks and log dirs in one document: with -o json,
     the input of 'kctl replicas validate --snapshot' (fields in docs/replicas.md)."""
+    from kctl.broker.client import Admin
+    from kctl.broker.cluster_snapshot import collect
     from kctl.commands._common import note
-    from kctl.kafka.client import Admin
-    from kctl.kafka.snapshot import collect
 
     snap = collect(Admin(connection()), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
@@ -140,9 +140,9 @@ def log_dirs(
 ) -> None:
     """Per broker and log dir: each replica's size, offset lag and whether it is a future
     replica (an intra-broker move), as kafka-log-dirs.sh --describe."""
-    from kctl.kafka import logdirs
-    from kctl.kafka.client import Admin
-    from kctl.kafka.topics import resolve_names
+    from kctl.broker import logdirs
+    from kctl.broker.client import Admin
+    from kctl.broker.topics import resolve_names
 
     wanted = None
     if topics:

@@ -35,8 +35,8 @@ def _entity(
     entity_default: bool,
 ) -> object:
     """The entity from kctl's options or kafka-configs.sh's --entity-type/--entity-name."""
+    from kctl.broker import configs
     from kctl.errors import UsageError
-    from kctl.kafka import configs
 
     if entity_type is None:
         if entity_name is not None or entity_default:
@@ -82,8 +82,8 @@ def describe(
 ) -> None:
     """Configs set on a topic or broker; --all adds defaults with source and synonyms.
     Sensitive values are always masked."""
-    from kctl.kafka import configs
-    from kctl.kafka.client import Admin
+    from kctl.broker import configs
+    from kctl.broker.client import Admin
 
     ent = _entity(topic, broker, broker_defaults, entity_type, entity_name, entity_default)
     values = configs.describe(Admin(connection()), ent, include_defaults=all_)
@@ -119,8 +119,8 @@ def describe(
 
 
 def _alter(op: str, items: list[str], *where: object) -> None:
-    from kctl.kafka import configs
-    from kctl.kafka.client import Admin
+    from kctl.broker import configs
+    from kctl.broker.client import Admin
 
     ent = _entity(*where)  # type: ignore[arg-type]
     values = configs.parse_assignments(items, op)

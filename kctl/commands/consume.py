@@ -82,10 +82,10 @@ def consume(
     import time
 
     from kctl import settings
+    from kctl.broker.connect import parse_override
+    from kctl.broker.consume import ConsumeOptions, Consumption, check_start
     from kctl.errors import UsageError
     from kctl.formatters.stream import make_writer
-    from kctl.kafka.connect import parse_override
-    from kctl.kafka.consume import ConsumeOptions, Consumption, check_start
 
     if isolation not in ("read_committed", "read_uncommitted"):
         raise UsageError(f"unknown --isolation {isolation!r}", "read_committed|read_uncommitted")

@@ -14,8 +14,8 @@ from kctl.commands._complete import group_names, topic_names
 from kctl.formatters import Output, cols, emit
 
 if TYPE_CHECKING:
-    from kctl.kafka.client import Admin
-    from kctl.kafka.groups import Listed
+    from kctl.broker.client import Admin
+    from kctl.broker.groups import Listed
 
 app = typer.Typer(
     help="Consumer groups: list, describe, lag, delete, reset offsets.", no_args_is_help=True
@@ -33,8 +33,8 @@ def _chosen(
     admin: Admin, groups: list[str] | None, all_groups: bool, *, default_all: bool = False
 ) -> tuple[list[str], list[Listed] | None]:
     """The groups named, or every listed group; also the listing when one was made."""
+    from kctl.broker import groups as G
     from kctl.errors import UsageError
-    from kctl.kafka import groups as G
 
     if all_groups and groups:
         raise UsageError("name groups or give --all-groups, not both")
@@ -58,9 +58,9 @@ def list_(
     """Groups with state, type, protocol type, assignor, member count and coordinator.
 
     The state is the one DescribeGroups reports (ListGroups' may be stale)."""
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
     from kctl.errors import UsageError
-    from kctl.kafka import groups as G
-    from kctl.kafka.client import Admin
 
     types = {t.lower() for t in type_}
     if types - set(G.GROUP_TYPES):
@@ -116,9 +116,9 @@ def describe(
     ),
 ) -> None:
     """What kafka-consumer-groups.sh --describe shows: --offsets (default), --members, --state."""
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
     from kctl.errors import UsageError
-    from kctl.kafka import groups as G
-    from kctl.kafka.client import Admin
 
     if sum((offsets, members, state)) > 1:
         raise UsageError("choose one of --offsets, --members, --state")
@@ -200,7 +200,7 @@ def describe(
 
 def _warn_negative_lags(rows: list[dict]) -> None:
     """One stderr warning per partition whose committed offset is beyond its log end."""
-    from kctl.kafka.lagmath import lag_flag, negative_lag_warning
+    from kctl.lagmath import lag_flag, negative_lag_warning
 
     for r in rows:
         if lag_flag(r["lag"]):
@@ -208,7 +208,7 @@ def _warn_negative_lags(rows: list[dict]) -> None:
 
 
 def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
-    from kctl.kafka.lagmath import lag_flag, lag_totals
+    from kctl.lagmath import lag_flag, lag_totals
 
     group_totals, topic_totals = lag_totals(rows)
     rows = [{**r, "flag": lag_flag(r["lag"])} for r in rows]
@@ -270,9 +270,9 @@ def lag(
 
     Requests do not grow with groups or partitions: one DescribeGroups and one OffsetFetch per
     coordinator, ListOffsets per partition leader."""
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
     from kctl.errors import FindingsError, UsageError
-    from kctl.kafka import groups as G
-    from kctl.kafka.client import Admin
     from kctl.lagsamples import check_record_path, record_samples
 
     if watch is not None and watch <= 0:
@@ -327,9 +327,9 @@ def delete(
     yes: bool = _YES,
 ) -> None:
     """Delete groups and their committed offsets; a group with members is refused."""
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
     from kctl.errors import KctlError, UsageError
-    from kctl.kafka import groups as G
-    from kctl.kafka.client import Admin
 
     ids = list(dict.fromkeys([*(groups or []), *group_option]))
     if not ids:
@@ -366,9 +366,9 @@ def delete_offsets(
     yes: bool = _YES,
 ) -> None:
     """Delete a group's committed offsets for some topics or partitions (OffsetDelete)."""
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
     from kctl.errors import KctlError
-    from kctl.kafka import groups as G
-    from kctl.kafka.client import Admin
     from kctl.parsing import topic_scope
 
     group = one_name(group, group_option, "group")
@@ -461,11 +461,11 @@ def reset_offsets(
 
     Targets are clamped between the log start and end offsets (each clamp is shown); a group
     with active members is refused."""
+    from kctl import lagmath as L
     from kctl import parsing as P
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
     from kctl.errors import KctlError, UsageError
-    from kctl.kafka import groups as G
-    from kctl.kafka import lagmath as L
-    from kctl.kafka.client import Admin
 
     group = one_name(group, group_option, "group")
     if dry_run and execute:

@@ -33,10 +33,10 @@ def offsets_get(
 ) -> None:
     """Per partition: earliest (log start) and latest (log end) offsets, the record count
     between them, and with --time the offset for that time; a totals row."""
+    from kctl.broker import offsets
+    from kctl.broker.client import Admin
     from kctl.errors import UsageError
     from kctl.formatters import Output, cols, emit
-    from kctl.kafka import offsets
-    from kctl.kafka.client import Admin
 
     if isolation not in ("read_committed", "read_uncommitted"):
         raise UsageError(f"unknown --isolation {isolation!r}", "read_committed|read_uncommitted")

@@ -112,9 +112,9 @@ def elect_leaders(
 ) -> None:
     """Preferred or unclean leader election: shows per partition the current and the expected
     leader; with --execute sends ElectLeaders for the partitions that need it."""
+    from kctl.broker import elect
+    from kctl.broker.client import Admin
     from kctl.errors import UsageError
-    from kctl.kafka import elect
-    from kctl.kafka.client import Admin
 
     if election_type is not None:
         kind_given = election_type.lower()
@@ -177,8 +177,8 @@ def move_dir(
     kafka-reassign-partitions.sh does for a "log_dirs" entry). The plan shows each replica's
     current dir; with --execute the broker copies the replica into the target dir (a future
     replica in 'kctl cluster log-dirs') and swaps it in once it has caught up."""
+    from kctl.broker import logdirs
     from kctl.errors import UsageError
-    from kctl.kafka import logdirs
 
     scope = parse_topic_partitions(list(targets))
     whole = [t for t, ps in scope.items() if ps is None]
@@ -279,9 +279,9 @@ def generate(
     """Propose a placement on the target brokers: replicas already there stay, moved replicas go
     to unused racks first, then to the least-loaded brokers, and preferred leaders are balanced.
     With -o json the output is a plan for 'reassign execute' and kafka-reassign-partitions.sh."""
+    from kctl.broker.client import Admin
+    from kctl.broker.reassign import current_assignment
     from kctl.errors import KctlError, NotFoundError
-    from kctl.kafka.client import Admin
-    from kctl.kafka.reassign import current_assignment
     from kctl.replicas.assign import PlanError, moves, plan_document, propose
 
     targets = _parse_brokers(brokers)
@@ -328,9 +328,9 @@ def execute_(
 ) -> None:
     """Start the reassignment in a plan file (AlterPartitionReassignments), optionally throttled;
     'reassign verify' reports progress and removes the throttle once done."""
+    from kctl.broker import reassign
+    from kctl.broker.client import Admin
     from kctl.errors import NotFoundError
-    from kctl.kafka import reassign
-    from kctl.kafka.client import Admin
 
     plan = _plan(file)
     admin = Admin(connection())
@@ -372,8 +372,8 @@ def verify_(
 ) -> None:
     """Per partition of the plan: complete, in progress or not applied. Once every partition
     is complete the replication throttle is removed. Exit 3 while not complete."""
-    from kctl.kafka import reassign
-    from kctl.kafka.client import Admin
+    from kctl.broker import reassign
+    from kctl.broker.client import Admin
 
     plan = _plan(file)
     admin = Admin(connection())
@@ -410,8 +410,8 @@ def cancel(
     """Cancel ongoing reassignments: the partitions go back to their original replicas, and the
     replication throttle is removed from the brokers and the cancelled topics (as
     kafka-reassign-partitions.sh --cancel) unless --preserve-throttles."""
+    from kctl.broker import reassign
     from kctl.errors import UsageError
-    from kctl.kafka import reassign
 
     if (file is None) == (not all_):
         raise UsageError("choose one of --file and --all")
@@ -442,7 +442,7 @@ def cancel(
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
     if not preserve_throttles:
-        from kctl.kafka.client import Admin
+        from kctl.broker.client import Admin
 
         cleared = reassign.clear_throttles(Admin(conn), sorted({r["topic"] for r in chosen}))
         if cleared:
@@ -452,7 +452,7 @@ def cancel(
 @reassign_app.command("list", epilog=example("kctl partitions reassign list -o json"))
 def list_() -> None:
     """Ongoing reassignments: target replicas, replicas being added and removed."""
-    from kctl.kafka import reassign
+    from kctl.broker import reassign
 
     rows = reassign.ongoing(connection())
     emit(

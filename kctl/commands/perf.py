@@ -26,7 +26,7 @@ _COLUMNS = (
 
 
 def _props(items: list[str]) -> dict[str, str]:
-    from kctl.kafka.connect import parse_override
+    from kctl.broker.connect import parse_override
 
     return dict(parse_override(item) for item in items)
 
@@ -67,8 +67,8 @@ def produce(
 ) -> None:
     """Send records as fast as allowed; report records/s, MB/s and the latency from produce()
     to the delivery report (average, p50, p95, p99, max)."""
+    from kctl.broker.perf import perf_produce
     from kctl.errors import UsageError
-    from kctl.kafka.perf import perf_produce
 
     topic = one_name(topic, topic_option, "topic")
     if num_records < 1 or record_size < 0:
@@ -111,8 +111,8 @@ def consume(
 ) -> None:
     """Read records from the start of every partition; report records/s, MB/s and the latency
     of each fetch batch (average, p50, p95, p99, max)."""
+    from kctl.broker.perf import perf_consume
     from kctl.errors import UsageError
-    from kctl.kafka.perf import perf_consume
 
     topic = one_name(topic, topic_option, "topic")
     if num_records < 1:

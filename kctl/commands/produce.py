@@ -128,9 +128,9 @@ def produce(
     One record per input line, JSON lines, or one from --key/--value.
     Everything handed to the client is flushed, even on Ctrl-C; a summary goes to stderr and
     the exit code is 1 if any record failed."""
+    from kctl.broker.produce import ProduceOptions
+    from kctl.broker.produce import produce as run
     from kctl.errors import UsageError
-    from kctl.kafka.produce import ProduceOptions
-    from kctl.kafka.produce import produce as run
 
     topic = one_name(topic, topic_option, "topic")
     if input_format not in ("lines", "jsonl"):

@@ -114,8 +114,8 @@ def add(
 ) -> None:
     """Add a profile. Bootstrap servers come from the global -b, client overrides from -X."""
     from kctl import config, settings
+    from kctl.broker.connect import parse_override
     from kctl.errors import ConfigError
-    from kctl.kafka.connect import parse_override
 
     s = settings.current()
     pfile = config.load()

@@ -40,10 +40,10 @@ def delete(
     new low watermark of each partition."""
     from pathlib import Path
 
+    from kctl.broker import offsets
+    from kctl.broker.client import Admin
     from kctl.errors import KctlError, UsageError
     from kctl.formatters import Output, cols, emit
-    from kctl.kafka import offsets
-    from kctl.kafka.client import Admin
 
     if offsets_json is not None and (before or topic):
         raise UsageError("--offsets-json replaces TOPIC and --before")

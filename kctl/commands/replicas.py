@@ -82,8 +82,8 @@ def validate(
             if snap.topic(name) is None:
                 raise NotFoundError(f"unknown topic {name!r}", f"not in snapshot {snapshot}")
     else:
-        from kctl.kafka.client import Admin
-        from kctl.kafka.snapshot import collect
+        from kctl.broker.client import Admin
+        from kctl.broker.cluster_snapshot import collect
 
         snap = collect(Admin(connection()), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
@@ -205,8 +205,8 @@ def verify(
     """Fetch the same offsets from every replica of each partition (leader and followers, where
     the cluster lets followers serve fetches) and compare them batch by batch: offsets, CRCs,
     sizes, leader epochs. Reports the first divergent offset per replica; exit 3 on divergence."""
-    from kctl.kafka.client import Admin
-    from kctl.kafka.verify import verify as run
+    from kctl.broker.client import Admin
+    from kctl.broker.replica_verify import verify as run
 
     rows = run(Admin(connection()), list(topics), offset=offset, budget=max_bytes)
     emit(

@@ -16,7 +16,7 @@ _TOPIC_OPTION_HELP = "A topic, as kafka-topics.sh takes it (same as the argument
 
 
 def _parse_configs(items: list[str]) -> dict[str, str]:
-    from kctl.kafka.configs import parse_assignments
+    from kctl.broker.configs import parse_assignments
 
     return {k: v or "" for k, v in parse_assignments(items, "set").items()} if items else {}
 
@@ -33,8 +33,8 @@ def list_(
     ),
 ) -> None:
     """List topics with their partition count and replication factor."""
-    from kctl.kafka import topics
-    from kctl.kafka.client import Admin
+    from kctl.broker import topics
+    from kctl.broker.client import Admin
 
     rows = [
         {
@@ -95,8 +95,8 @@ def describe(
     ),
 ) -> None:
     """Per partition: leader, replicas, ISR and offline replicas (kafka-topics.sh --describe)."""
-    from kctl.kafka import topics
-    from kctl.kafka.client import Admin
+    from kctl.broker import topics
+    from kctl.broker.client import Admin
 
     chosen = list(dict.fromkeys([*(names or []), *topic_option]))
     view, states = topics.describe_topics(Admin(connection()), chosen, internal=internal)
@@ -189,9 +189,9 @@ def create(
     ),
 ) -> None:
     """Create a topic; configs are checked against Kafka's topic configs before sending."""
+    from kctl.broker import topics
+    from kctl.broker.client import Admin
     from kctl.errors import UsageError
-    from kctl.kafka import topics
-    from kctl.kafka.client import Admin
 
     name = one_name(name, topic_option, "topic")
     configs = _parse_configs(config)
@@ -240,9 +240,9 @@ def delete(
     ),
 ) -> None:
     """Delete topics: lists what will go and asks unless --yes."""
+    from kctl.broker import topics
+    from kctl.broker.client import Admin
     from kctl.errors import UsageError
-    from kctl.kafka import topics
-    from kctl.kafka.client import Admin
 
     names = [*(names or []), *topic_option]
     if not names and pattern is None:
@@ -275,8 +275,8 @@ def add_partitions(
     ),
 ) -> None:
     """Raise a topic's partition count (keyed records will map to other partitions afterwards)."""
-    from kctl.kafka import topics
-    from kctl.kafka.client import Admin
+    from kctl.broker import topics
+    from kctl.broker.client import Admin
 
     name = one_name(name, topic_option, "topic")
     assignment = topics.parse_replica_assignment(replica_assignment) if replica_assignment else None

@@ -357,7 +357,7 @@ LiveBrokers = Callable[[str, float], set[int]]
 
 
 def _live_brokers_default(bootstrap: str, timeout: float) -> set[int]:
-    from kctl.kafka.cluster import live_broker_ids
+    from kctl.broker.cluster import live_broker_ids
 
     return live_broker_ids(bootstrap, timeout)
 

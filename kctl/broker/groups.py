@@ -14,7 +14,7 @@ The cost of a lag check does not grow with the number of groups or partitions:
 The group requests go through kafka-python's protocol classes (librdkafka's Python API sends one
 request per group); ListOffsets and the admin operations (commit, delete) go through
 librdkafka. The arithmetic (lag, reset plans, clamping) is pure and lives in
-:mod:`kctl.kafka.lagmath`.
+:mod:`kctl.lagmath`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kctl.broker import kafka_python
+from kctl.broker.client import Admin, error_name, error_text
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
-from kctl.kafka import kp
-from kctl.kafka.client import Admin, error_name, error_text
-from kctl.kafka.lagmath import TP, lag_of
+from kctl.lagmath import TP, lag_of
 
 ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
 GROUP_TYPES = ("classic", "consumer", "share")
@@ -147,15 +147,15 @@ class GroupReader:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = kp.connect(self.admin.conn, self.admin)
+            self._client = kafka_python.connect(self.admin.conn, self.admin)
         return self._client
 
     def version(self, request_class: Any) -> int:
         """The highest version of an API both kafka-python and the broker speak (-1: none)."""
-        return kp.api_version(self.client, request_class)
+        return kafka_python.api_version(self.client, request_class)
 
     def send(self, request: Any, what: str, node_id: int | None = None) -> Any:
-        return kp.send(self.client, request, what, node_id)
+        return kafka_python.send(self.client, request, what, node_id)
 
     # -- coordinators ---------------------------------------------------------------------
 
@@ -516,7 +516,7 @@ def lag_samples(
 def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
     """(log start, log end) per partition: two ListOffsets rounds, each batched per leader.
     Partitions that do not exist (a deleted topic a group still has offsets for) are left out."""
-    from kctl.kafka.offsets import list_offsets
+    from kctl.broker.offsets import list_offsets
 
     if not tps:
         return {}
@@ -528,7 +528,7 @@ def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
 def offsets_for_time(admin: Admin, tps: list[TP], ts_ms: int) -> dict[TP, int]:
     """The first offset whose timestamp is at or after ``ts_ms`` per partition; the log end
     where no record is that late (kafka-consumer-groups.sh resets there too)."""
-    from kctl.kafka.offsets import list_offsets
+    from kctl.broker.offsets import list_offsets
 
     return list_offsets(admin, tps, ts_ms, skip_gone=True)
 
@@ -609,7 +609,7 @@ def scope_partitions(admin: Admin, scope: dict[str, list[int] | None]) -> list[T
 def plan_reset_offsets(admin: Admin, req: ResetRequest) -> ResetPlan:
     """The plan of a reset, as kafka-consumer-groups.sh makes it: a group with active members is
     refused, partitions must exist, targets are clamped into each partition's log."""
-    from kctl.kafka.lagmath import plan_reset
+    from kctl.lagmath import plan_reset
 
     with GroupReader(admin) as reader:
         described = reader.describe([req.group])[req.group]

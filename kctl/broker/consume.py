@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kctl.broker.client import Admin, make_consumer
+from kctl.broker.connect import Connection
 from kctl.errors import KctlError, UsageError
-from kctl.kafka.client import Admin, make_consumer
-from kctl.kafka.connect import Connection
 
 
 @dataclass
@@ -42,7 +42,7 @@ def resolve_start(
     admin: Admin, tps: list[tuple[str, int]], start: str | None, *, read_committed: bool
 ) -> StartOffsets:
     """Absolute (or logical) start offsets for ``--from``."""
-    from kctl.kafka import offsets
+    from kctl.broker import offsets
 
     spec = (start or "earliest").strip()
     # Absolute offsets from one ListOffsets round: librdkafka resolving logical offsets
@@ -77,7 +77,7 @@ def resolve_start(
 
 def check_start(start: str | None) -> None:
     """Reject a malformed ``--from`` before contacting the cluster."""
-    from kctl.kafka import offsets
+    from kctl.broker import offsets
 
     if start is None:
         return
@@ -112,7 +112,7 @@ class Consumption:
     got there (partition EOF, as ``kcat -e``); with ``--group`` partitions come from the group."""
 
     def __init__(self, conn: Connection, opts: ConsumeOptions) -> None:
-        from kctl.kafka import offsets
+        from kctl.broker import offsets
 
         self.conn = conn
         self.opts = opts
@@ -213,7 +213,7 @@ class Consumption:
                     )
                 fatal = self.log.fatal()
                 if fatal is not None:
-                    from kctl.kafka.client import connect_error
+                    from kctl.broker.client import connect_error
 
                     raise connect_error(self.conn, fatal)
                 continue

@@ -8,11 +8,11 @@ import contextlib
 import time
 from typing import Any
 
+from kctl.broker import cluster, kafka_python
+from kctl.broker.client import Admin
+from kctl.broker.configs import _source
+from kctl.broker.topics import cluster_view, is_internal
 from kctl.errors import KctlError, NotFoundError
-from kctl.kafka import cluster, kp
-from kctl.kafka.client import Admin
-from kctl.kafka.configs import _source
-from kctl.kafka.topics import cluster_view, is_internal
 from kctl.replicas.model import BrokerInfo, ClusterSnapshot, PartitionInfo, TopicInfo
 
 
@@ -110,10 +110,10 @@ def collect(
             )
         )
     if log_dirs:
-        from kctl.kafka import logdirs
+        from kctl.broker import logdirs
 
         wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
-        with kp.admin_client(admin.conn) as client:
+        with kafka_python.admin_client(admin.conn) as client:
             snap.log_dirs, snap.log_dirs_unsupported = logdirs.describe_with(
                 client, None, wanted if topics else None
             )

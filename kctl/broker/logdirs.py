@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kctl.broker import kafka_python
+from kctl.broker.connect import Connection
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
-from kctl.kafka import kp
-from kctl.kafka.connect import Connection
 from kctl.replicas.model import LogDirInfo, ReplicaDir
 
 API = "DescribeLogDirs"
@@ -94,7 +94,7 @@ def api_range(client: Any, node: int, api: str) -> tuple[int, int] | None:
     """The (min, max) version broker ``node`` advertises for ``api``, None when it does not."""
     from kafka.errors import KafkaError
 
-    from kctl.kafka.apis import API_KEYS
+    from kctl.apis import API_KEYS
 
     try:
         data = client.get_broker_version_data(node)
@@ -126,7 +126,7 @@ def describe_with(
         if api_range(client, node, API) is None:
             unsupported.append(node)
             continue
-        response = kp.send(
+        response = kafka_python.send(
             client, build_request(topics), f"describing log dirs of broker {node}", node_id=node
         )
         dirs += parse_response(node, response)
@@ -137,7 +137,7 @@ def describe(
     conn: Connection, brokers: list[int] | None = None, topics: dict[str, list[int]] | None = None
 ) -> list[LogDirInfo]:
     """``kctl cluster log-dirs``: every chosen broker must support DescribeLogDirs."""
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         dirs, unsupported = describe_with(client, brokers, topics)
     if unsupported:
         raise UnsupportedByBroker(
@@ -238,7 +238,7 @@ def plan_move(
     conn: Connection, broker: int, partitions: dict[str, list[int]], to_dir: str
 ) -> list[dict[str, Any]]:
     """The plan of :func:`move_plan` from the broker's current DescribeLogDirs answer."""
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         dirs = _broker_dirs(client, broker, partitions)
     return move_plan(dirs, broker, partitions, to_dir)
 
@@ -248,7 +248,7 @@ def _broker_dirs(client: Any, broker: int, partitions: dict[str, list[int]]) -> 
     if broker not in known:
         raise _unknown_broker(client, broker, known)
     require_api(client, broker, API, "describing log dirs")
-    response = kp.send(
+    response = kafka_python.send(
         client, build_request(partitions), f"describing log dirs of broker {broker}", node_id=broker
     )
     return parse_response(broker, response)
@@ -259,7 +259,7 @@ def move(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(plan, broker's answer per moved partition): AlterReplicaLogDirs for the partitions whose
     replica is not already in (or moving to) ``to_dir``."""
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         plan = move_plan(_broker_dirs(client, broker, partitions), broker, partitions, to_dir)
         todo: dict[str, list[int]] = {}
         for row in plan:
@@ -269,5 +269,7 @@ def move(
             return plan, []
         require_api(client, broker, ALTER_API, "moving replicas between log dirs")
         what = f"moving replicas between log dirs of broker {broker}"
-        response = kp.send(client, build_alter_request(to_dir, todo), what, node_id=broker)
+        response = kafka_python.send(
+            client, build_alter_request(to_dir, todo), what, node_id=broker
+        )
     return plan, parse_alter_response(broker, response)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kctl.broker import kafka_python
+from kctl.broker.client import Admin
 from kctl.errors import KctlError
-from kctl.kafka import kp
-from kctl.kafka.client import Admin
 from kctl.replicas.compare import ReplicaLog, batch_keys, compare
 
 MAX_VERSION = 12  # v13+ names topics by id only
@@ -57,7 +57,7 @@ def build_request(topic: str, partition: int, offset: int, max_bytes: int, versi
 
 
 def parse_response(response: Any, topic: str, partition: int) -> Fetched:
-    from kctl.kafka.logdirs import error_name
+    from kctl.broker.logdirs import error_name
 
     top = getattr(response, "error_code", 0) or 0
     if top:
@@ -97,7 +97,9 @@ def fetch_replica(
         size = max(1024, min(chunk, budget - log.bytes))
         request = build_request(topic, partition, offset, size, version)
         what = f"fetching {topic}-{partition} from broker {node}"
-        got = parse_response(kp.send(client, request, what, node_id=node), topic, partition)
+        got = parse_response(
+            kafka_python.send(client, request, what, node_id=node), topic, partition
+        )
         if got.error is not None:
             return log, got.error
         keys, problems = batch_keys(got.records, partial_tail_ok=True)
@@ -117,9 +119,9 @@ def verify(
     admin: Admin, topics: list[str], *, offset: int | None, budget: int
 ) -> list[dict[str, Any]]:
     """One row per replica of every partition of ``topics``, the leader first."""
-    from kctl.kafka.logdirs import api_range
-    from kctl.kafka.offsets import list_offsets
-    from kctl.kafka.topics import resolve_names
+    from kctl.broker.logdirs import api_range
+    from kctl.broker.offsets import list_offsets
+    from kctl.broker.topics import resolve_names
 
     view, names = resolve_names(admin, topics, None, internal=False, missing_ok=False)
     if not topics:
@@ -128,7 +130,7 @@ def verify(
     tps = [(n, p.partition) for n, p in parts]
     starts = {} if offset is not None else list_offsets(admin, tps, "earliest")
     rows: list[dict[str, Any]] = []
-    with kp.admin_client(admin.conn) as client:
+    with kafka_python.admin_client(admin.conn) as client:
         versions: dict[int, int] = {}
         for name, p in parts:
             if p.leader < 0:

@@ -11,6 +11,7 @@ import time
 from collections import deque
 from typing import Any
 
+from kctl.broker.connect import Connection, librdkafka_config
 from kctl.errors import (
     ConfigError,
     ConnectionFailed,
@@ -18,7 +19,6 @@ from kctl.errors import (
     NotFoundError,
     UnsupportedByBroker,
 )
-from kctl.kafka.connect import Connection, librdkafka_config
 
 # librdkafka error names that mean: stop trying, the connection itself is wrong.
 _FATAL_CONNECT = {"_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED", "_SSL", "_ALL_BROKERS_DOWN"}

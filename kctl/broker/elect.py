@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kctl.broker import kafka_python
+from kctl.broker.client import Admin
+from kctl.broker.connect import Connection
 from kctl.errors import KctlError, UnsupportedByBroker
-from kctl.kafka import kp
-from kctl.kafka.client import Admin
-from kctl.kafka.connect import Connection
 
 API = "ElectLeaders"
 ELECTION_TYPES = {"preferred": 0, "unclean": 1}
@@ -38,7 +38,7 @@ def build_request(
 
 def parse_response(response: Any) -> list[dict[str, Any]]:
     """One row per partition: ``status`` elected | not-needed | failed, with the error."""
-    from kctl.kafka.logdirs import error_name
+    from kctl.broker.logdirs import error_name
 
     top = getattr(response, "error_code", 0) or 0
     if top:
@@ -68,7 +68,7 @@ def parse_response(response: Any) -> list[dict[str, Any]]:
 
 
 def check_supported(client: Any) -> tuple[int, int]:
-    from kctl.kafka.logdirs import api_range
+    from kctl.broker.logdirs import api_range
 
     node = controller(client)
     found = api_range(client, node, API)
@@ -88,18 +88,20 @@ def controller(client: Any) -> int:
 
 def supported(conn: Connection) -> tuple[int, int]:
     """ElectLeaders' version range on the controller; UnsupportedByBroker when absent."""
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         return check_supported(client)
 
 
 def elect(conn: Connection, kind: str, partitions: dict[str, list[int]]) -> list[dict[str, Any]]:
     from kafka.protocol.admin import ElectLeadersRequest
 
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         _, high = check_supported(client)
         version = min(high, ElectLeadersRequest.max_version)
         request = build_request(kind, partitions, int(conn.timeout * 1000), version)
-        response = kp.send(client, request, "electing leaders", node_id=controller(client))
+        response = kafka_python.send(
+            client, request, "electing leaders", node_id=controller(client)
+        )
     return parse_response(response)
 
 
@@ -120,8 +122,8 @@ def plan_election(
     """Per partition in ``scope`` (None: every topic, and then only what would change), the
     current and the expected leader, as kafka-leader-election.sh decides; unknown topics and
     partitions fail. Checks first that the cluster supports ElectLeaders."""
+    from kctl.broker.topics import cluster_view
     from kctl.errors import NotFoundError
-    from kctl.kafka.topics import cluster_view
     from kctl.replicas.assign import election_step
 
     supported(admin.conn)

@@ -8,9 +8,9 @@ from array import array
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from kctl.broker.client import make_consumer, make_producer
+from kctl.broker.connect import Connection
 from kctl.errors import KctlError
-from kctl.kafka.client import make_consumer, make_producer
-from kctl.kafka.connect import Connection
 
 
 @dataclass
@@ -81,8 +81,8 @@ def perf_produce(
 ) -> PerfResult:
     """Send ``num_records`` records of ``record_size`` random bytes, at most ``throughput``
     records/s (<= 0: unlimited). Latency: produce() call to delivery report, per record."""
-    from kctl.kafka.client import Admin
-    from kctl.kafka.produce import check_topic
+    from kctl.broker.client import Admin
+    from kctl.broker.produce import check_topic
 
     check_topic(Admin(conn), topic, None)
     latencies = array("d")
@@ -135,8 +135,8 @@ def perf_consume(
     seconds without a record). Latency: each consume() call that returned records."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    from kctl.kafka.client import Admin
-    from kctl.kafka.offsets import partitions_of
+    from kctl.broker.client import Admin
+    from kctl.broker.offsets import partitions_of
 
     parts = [p for _, p in partitions_of(Admin(conn), [topic])]
     cfg: dict[str, Any] = {"fetch.wait.max.ms": 100, "queued.max.messages.kbytes": 262144}

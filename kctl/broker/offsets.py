@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UsageError
-from kctl.kafka.client import Admin
 
 TopicPartitionKey = tuple[str, int]
 

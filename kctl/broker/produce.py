@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from kctl.broker.client import Admin, ErrorLog, error_text, make_producer, translate
+from kctl.broker.connect import Connection
 from kctl.errors import KctlError, NotFoundError
-from kctl.kafka.client import Admin, ErrorLog, error_text, make_producer, translate
-from kctl.kafka.connect import Connection
 from kctl.produce_input import (
     Record,
     parse_json_record,

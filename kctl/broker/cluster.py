@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kctl.apis import api_name
+from kctl.broker import kafka_python
+from kctl.broker.client import Admin
+from kctl.broker.connect import Connection
 from kctl.errors import KctlError
-from kctl.kafka import kp
-from kctl.kafka.apis import api_name
-from kctl.kafka.client import Admin
-from kctl.kafka.connect import Connection
 
 
 @dataclass
@@ -54,7 +54,7 @@ def api_versions(conn: Connection) -> list[dict[str, Any]]:
     """Supported version ranges per API, per broker, as each broker's ApiVersions answers."""
     from kafka.errors import KafkaError
 
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         meta = client.describe_cluster()
         rows: list[dict[str, Any]] = []
         for broker in sorted(meta["brokers"], key=lambda b: b["broker_id"]):

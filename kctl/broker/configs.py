@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UsageError
-from kctl.kafka.client import Admin
 
 MASK = "********"
 
@@ -120,11 +120,11 @@ def _describe_broker_defaults(admin: Admin) -> list[ConfigValue]:
     kafka-python: librdkafka's Python API refuses an empty broker name."""
     from kafka.protocol.admin import DescribeConfigsRequest
 
-    from kctl.kafka import kp
+    from kctl.broker import kafka_python
 
     request = DescribeConfigsRequest(resources=[(4, "", None)], include_synonyms=True)
-    with kp.admin_client(admin.conn) as client:
-        response = kp.send(client, request, "describing the broker defaults")
+    with kafka_python.admin_client(admin.conn) as client:
+        response = kafka_python.send(client, request, "describing the broker defaults")
     out = []
     for result in response.results:
         if result.error_code:
@@ -182,7 +182,7 @@ def alter(
     if op not in OPERATIONS:
         raise UsageError(f"unknown operation {op!r}")
     if ent.kind == "topic" and op in ("set", "append", "subtract"):
-        from kctl.kafka.config_catalog import validate_topic_configs
+        from kctl.config_catalog import validate_topic_configs
 
         problems = validate_topic_configs({k: v or "" for k, v in values.items()})
         if problems:
@@ -212,13 +212,13 @@ def _alter_broker_defaults(
 ) -> list[dict[str, Any]]:
     from kafka.protocol.admin import IncrementalAlterConfigsRequest
 
-    from kctl.kafka import kp
+    from kctl.broker import kafka_python
 
     code = {"set": 0, "delete": 1, "append": 2, "subtract": 3}[op]
     entries = [(k, code, None if op == "delete" else v) for k, v in values.items()]
     request = IncrementalAlterConfigsRequest(resources=[(4, "", entries)], validate_only=False)
-    with kp.admin_client(admin.conn) as client:
-        response = kp.send(client, request, "altering the broker defaults")
+    with kafka_python.admin_client(admin.conn) as client:
+        response = kafka_python.send(client, request, "altering the broker defaults")
     for result in response.responses:
         if result.error_code:
             raise KctlError("altering the broker defaults", result.error_message or "")

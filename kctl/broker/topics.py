@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UsageError
-from kctl.kafka.client import Admin
 
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
@@ -221,7 +221,7 @@ def create_topic(
 ) -> dict[str, Any]:
     from confluent_kafka.admin import NewTopic
 
-    from kctl.kafka.config_catalog import validate_topic_configs
+    from kctl.config_catalog import validate_topic_configs
 
     validate_topic_name(name)
     problems = validate_topic_configs(configs)

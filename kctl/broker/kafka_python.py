@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kctl.broker.connect import Connection, kafka_python_config
 from kctl.errors import ConnectionFailed, KctlError
-from kctl.kafka.connect import Connection, kafka_python_config
 
 
 def connect(conn: Connection, admin: Any = None) -> Any:
@@ -24,7 +24,7 @@ def connect(conn: Connection, admin: Any = None) -> Any:
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
-    from kctl.kafka.client import Admin
+    from kctl.broker.client import Admin
 
     (admin or Admin(conn)).metadata()
     try:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kctl.broker import kafka_python
+from kctl.broker.client import Admin
+from kctl.broker.connect import Connection
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
-from kctl.kafka import kp
-from kctl.kafka.client import Admin
-from kctl.kafka.connect import Connection
 from kctl.replicas.assign import Assignment, throttled_replicas
 
 ALTER_API = "AlterPartitionReassignments"
@@ -52,7 +52,7 @@ def build_alter_request(
 
 
 def parse_alter_response(response: Any) -> list[dict[str, Any]]:
-    from kctl.kafka.logdirs import error_name
+    from kctl.broker.logdirs import error_name
 
     top = response.error_code or 0
     if top:
@@ -87,7 +87,7 @@ def build_list_request(partitions: dict[str, list[int]] | None, timeout_ms: int)
 
 
 def parse_list_response(response: Any) -> list[dict[str, Any]]:
-    from kctl.kafka.logdirs import error_name
+    from kctl.broker.logdirs import error_name
 
     top = response.error_code or 0
     if top:
@@ -116,8 +116,8 @@ def parse_list_response(response: Any) -> list[dict[str, Any]]:
 
 def current_assignment(admin: Admin, topics: list[str]) -> tuple[Assignment, dict[int, Any]]:
     """(assignment of every partition of ``topics``, broker id → rack)."""
-    from kctl.kafka import cluster
-    from kctl.kafka.topics import cluster_view
+    from kctl.broker import cluster
+    from kctl.broker.topics import cluster_view
 
     view = cluster_view(admin)
     for t in topics:
@@ -131,8 +131,8 @@ def current_assignment(admin: Admin, topics: list[str]) -> tuple[Assignment, dic
 
 
 def _require(client: Any, api: str, what: str) -> tuple[int, int]:
-    from kctl.kafka.elect import controller
-    from kctl.kafka.logdirs import api_range
+    from kctl.broker.elect import controller
+    from kctl.broker.logdirs import api_range
 
     found = api_range(client, controller(client), api)
     if found is None:
@@ -141,32 +141,32 @@ def _require(client: Any, api: str, what: str) -> tuple[int, int]:
 
 
 def check_alter_supported(conn: Connection, what: str) -> None:
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         _require(client, ALTER_API, what)
 
 
 def alter(
     conn: Connection, target: dict[tuple[str, int], list[int] | None], what: str
 ) -> list[dict[str, Any]]:
-    from kctl.kafka.elect import controller
+    from kctl.broker.elect import controller
 
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         _require(client, ALTER_API, what)
         request = build_alter_request(target, int(conn.timeout * 1000), 0)
-        response = kp.send(client, request, what, node_id=controller(client))
+        response = kafka_python.send(client, request, what, node_id=controller(client))
     return parse_alter_response(response)
 
 
 def ongoing(
     conn: Connection, partitions: dict[str, list[int]] | None = None
 ) -> list[dict[str, Any]]:
-    from kctl.kafka.elect import controller
+    from kctl.broker.elect import controller
 
     what = "listing partition reassignments"
-    with kp.admin_client(conn) as client:
+    with kafka_python.admin_client(conn) as client:
         _require(client, LIST_API, what)
         request = build_list_request(partitions, int(conn.timeout * 1000))
-        response = kp.send(client, request, what, node_id=controller(client))
+        response = kafka_python.send(client, request, what, node_id=controller(client))
     return parse_list_response(response)
 
 
@@ -209,7 +209,7 @@ def throttles_set(admin: Admin, topics: list[str]) -> list[tuple[str, str, list[
     """(kind, name, throttle configs set dynamically) on every broker and on ``topics``."""
     from confluent_kafka.admin import ConfigResource
 
-    from kctl.kafka.configs import _source
+    from kctl.broker.configs import _source
 
     md = admin.metadata()
     resources = [ConfigResource("broker", str(b)) for b in sorted(md.brokers)]
@@ -242,7 +242,7 @@ def clear_throttles(admin: Admin, topics: list[str]) -> list[dict[str, Any]]:
 
 def verify(admin: Admin, conn: Connection, plan: Assignment) -> tuple[list[dict[str, Any]], bool]:
     """Per partition of the plan: complete | in-progress | not-applied; and whether all done."""
-    from kctl.kafka.topics import cluster_view
+    from kctl.broker.topics import cluster_view
 
     view = cluster_view(admin)
     wanted: dict[str, list[int]] = {}
