@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 
 from kctl.local.broker import free_port, probe_api_versions
 
@@ -220,3 +221,106 @@ def test_a_bad_kafka_version_is_one_line(kctl, bad):
     r = kctl("local", "up", "--engine", "kafka", "--kafka-version", bad)
     assert r.code == 1 and r.stderr.startswith("kctl: error: ")
     assert len(r.stderr.splitlines()) == 1
+
+
+def _jvms_of(state: Path) -> list[int]:
+    """Pids of Kafka JVMs whose command line names a node config under ``state``."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"kafka.Kafka" in cmdline and str(state).encode() in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_two_ups_at_once_start_one_cluster_and_down_waits_for_a_start(kctl_env, tmp_path):
+    import subprocess
+    import sys
+
+    env = {**kctl_env, "KCTL_STATE_DIR": str(tmp_path / "state")}
+    args = [sys.executable, "-m", "kctl", "local", "up", "--engine", "kafka", "--port", "0",
+            "--brokers", "1", "-o", "json"]  # fmt: skip
+    ups = [
+        subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    try:
+        outs = [p.communicate(timeout=300) for p in ups]
+        assert [p.returncode for p in ups] == [0, 0], outs
+        boots = {json.loads(out)["bootstrap"] for out, _ in outs}
+        assert len(boots) == 1  # the second one found the first's cluster
+        assert sum("already running" in err for _, err in outs) == 1
+        assert len(_jvms_of(tmp_path / "state")) == 2  # one controller, one broker
+    finally:
+        down = subprocess.run(
+            [sys.executable, "-m", "kctl", "local", "down", "--purge"],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert down.returncode == 0 and _jvms_of(tmp_path / "state") == []
+
+    # `down` while `up` is still starting: it waits for the start, then stops everything
+    up = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(
+            lambda: (tmp_path / "state" / "local-cluster" / "cluster.json").exists(),
+            "the starting cluster's state file",
+            timeout=120,
+        )
+        down = subprocess.run(
+            [sys.executable, "-m", "kctl", "local", "down", "--purge"],
+            env=env, capture_output=True, text=True, timeout=400,
+        )  # fmt: skip
+        assert up.wait(timeout=300) == 0, up.communicate()
+    finally:
+        if up.poll() is None:
+            up.kill()
+    assert down.returncode == 0 and "stopped" in down.stderr, down
+    assert _jvms_of(tmp_path / "state") == []
+
+
+def test_a_recorded_pid_that_is_not_our_broker_is_never_signalled(kctl, kctl_env, tmp_path):
+    import subprocess
+
+    from kctl.local import kafka_cluster
+
+    stranger = subprocess.Popen(["sleep", "300"])
+    try:
+        state = Path(kctl_env["KCTL_STATE_DIR"])
+        home = state / kafka_cluster.STATE_SUBDIR
+        home.mkdir(parents=True)
+        nodes = [
+            {"id": 1000, "role": "controller", "port": 1, "directory": str(home / "node-1000"),
+             "log_dirs": [], "pid": stranger.pid},
+            {"id": 1, "role": "broker", "port": 2, "directory": str(home / "node-1"),
+             "log_dirs": [], "pid": stranger.pid},
+        ]  # fmt: skip
+        (home / kafka_cluster.STATE_FILE).write_text(
+            json.dumps(
+                {
+                    "version": "4.3.1",
+                    "cluster_id": "x",
+                    "libs": "/nowhere",
+                    "java": "java",
+                    "directory": str(home),
+                    "nodes": nodes,
+                }
+            )
+        )
+        r = kctl("local", "status", "-o", "json")
+        assert r.code == 1
+        assert not any(n["alive"] for n in json.loads(r.stdout)["nodes"])
+        assert "recorded but none of its nodes runs" in r.stderr
+        assert "kctl local down --purge" in r.stderr
+        for verb in ("stop-broker", "kill-broker"):
+            r = kctl("local", verb, "1")
+            assert r.code == 0 and "already stopped" in r.stderr, r
+        assert kctl("local", "down").code == 0
+        assert stranger.poll() is None  # the stranger was never signalled
+    finally:
+        stranger.kill()
+        stranger.wait()

@@ -176,6 +176,11 @@ def status() -> None:
             output_view(),
         )
         if not any(r["alive"] for r in rows):
+            note(
+                f"kctl: warning: the local Kafka cluster in {cluster.directory} is recorded but "
+                "none of its nodes runs (start it again: kctl local up; forget it: "
+                "kctl local down --purge)"
+            )
             raise typer.Exit(EXIT_FAILED)
         return
     data = broker.status()

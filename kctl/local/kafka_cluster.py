@@ -25,7 +25,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -126,6 +126,35 @@ class Cluster:
 
 
 # --- state -----------------------------------------------------------------------------------
+
+LOCK_FILE = "local-cluster.lock"
+
+
+@contextlib.contextmanager
+def locked(state: Path, timeout: float = 300.0) -> Iterator[None]:
+    """One kctl at a time changes a state directory's cluster: two ``local up`` at once, or a
+    ``local down`` while ``up`` is starting, wait for each other (bounded) instead of starting
+    two clusters on the same data dirs or stopping half a start."""
+    import fcntl
+
+    state.mkdir(parents=True, exist_ok=True)
+    fd = os.open(state / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise KctlError(
+                        f"another kctl local command holds {state / LOCK_FILE}",
+                        f"waited {timeout:g}s; is a 'kctl local up' still starting?",
+                    ) from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def cluster_dir(state: Path) -> Path:
@@ -472,6 +501,25 @@ def start(
     them started again on its data (a crashed laptop, ``local down`` then ``up``)."""
     if brokers < 1 or controllers < 1 or log_dirs < 1:
         raise KctlError("--brokers, --controllers and --log-dirs must each be at least 1")
+    with locked(state, timeout=wait + 60):
+        return _start_locked(
+            state, brokers, controllers, log_dirs, port, version, kafka_home, wait,
+            live_brokers, on_progress,
+        )  # fmt: skip
+
+
+def _start_locked(
+    state: Path,
+    brokers: int,
+    controllers: int,
+    log_dirs: int,
+    port: int,
+    version: str | None,
+    kafka_home: str | None,
+    wait: float,
+    live_brokers: LiveBrokers,
+    on_progress: Callable[[str], None],
+) -> tuple[Cluster, bool]:
     existing = read_state(state)
     if existing is not None:
         if len(running(existing)) == len(existing.nodes):
@@ -557,27 +605,31 @@ def kill_all(cluster: Cluster) -> None:
 
 
 def stop(state: Path, timeout: float = 60.0, remove: bool = False) -> Cluster | None:
-    """Stop every node (brokers first, then the controllers); with ``remove``, delete the data."""
-    cluster = read_state(state)
-    if cluster is None:
-        return None
-    stop_nodes(cluster, cluster.brokers, timeout)
-    stop_nodes(cluster, cluster.controllers, timeout)
-    if remove:
-        import shutil
+    """Stop every node (brokers first, then the controllers); with ``remove``, delete the data.
+    Waits for a ``local up`` that is still starting (the state lock) rather than racing it."""
+    with locked(state):
+        cluster = read_state(state)
+        if cluster is None:
+            return None
+        stop_nodes(cluster, cluster.brokers, timeout)
+        stop_nodes(cluster, cluster.controllers, timeout)
+        if remove:
+            import shutil
 
-        shutil.rmtree(cluster.directory, ignore_errors=True)
-    return cluster
+            shutil.rmtree(cluster.directory, ignore_errors=True)
+        return cluster
 
 
 def stop_broker(state: Path, broker_id: int, timeout: float = 60.0) -> bool:
-    cluster = require_state(state)
-    return bool(stop_nodes(cluster, [cluster.broker(broker_id)], timeout))
+    with locked(state):
+        cluster = require_state(state)
+        return bool(stop_nodes(cluster, [cluster.broker(broker_id)], timeout))
 
 
 def kill_broker(state: Path, broker_id: int) -> bool:
-    cluster = require_state(state)
-    return bool(kill_nodes(cluster, [cluster.broker(broker_id)]))
+    with locked(state):
+        cluster = require_state(state)
+        return bool(kill_nodes(cluster, [cluster.broker(broker_id)]))
 
 
 def start_broker(
@@ -588,14 +640,15 @@ def start_broker(
 ) -> bool:
     """Start one stopped broker on its data and wait until it is registered again; False when
     it was already running."""
-    cluster = require_state(state)
-    node = cluster.broker(broker_id)
-    if node_alive(node):
-        return False
-    _spawn(cluster, node)
-    write_state(cluster)
-    wait_ready(cluster, {broker_id}, wait, live_brokers)
-    return True
+    with locked(state, timeout=wait + 60):
+        cluster = require_state(state)
+        node = cluster.broker(broker_id)
+        if node_alive(node):
+            return False
+        _spawn(cluster, node)
+        write_state(cluster)
+        wait_ready(cluster, {broker_id}, wait, live_brokers)
+        return True
 
 
 def require_state(state: Path) -> Cluster:
