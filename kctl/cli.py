@@ -36,7 +36,7 @@ class _RootGroup(TyperGroup):
             def hoisted(comp: Any, args: list[str], incomplete: str) -> Any:
                 return original(comp, completion_args(list(args)), incomplete)
 
-            ShellComplete.get_completions = hoisted  # type: ignore[method-assign]
+            ShellComplete.get_completions = hoisted  # type: ignore[method-assign,assignment]
         super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
 

@@ -28,6 +28,7 @@ import difflib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "CONFIG_TYPES",
@@ -97,7 +98,7 @@ def _num(
     *,
     extra: tuple[int, ...] = (),
     older_min: tuple[str, int] | None = None,
-    **kw: str,
+    **kw: Any,
 ) -> ConfigSpec:
     valid = _range_text(lo, hi, extra) or "any value"
     if older_min:
@@ -105,11 +106,11 @@ def _num(
     return ConfigSpec(name, type_, default, valid, lo, hi, extra=extra, older_min=older_min, **kw)
 
 
-def _bool(name: str, default: str, **kw: str) -> ConfigSpec:
+def _bool(name: str, default: str, **kw: Any) -> ConfigSpec:
     return ConfigSpec(name, "boolean", default, "true or false", **kw)
 
 
-def _enum(name: str, default: str, choices: tuple[str, ...], **kw: str) -> ConfigSpec:
+def _enum(name: str, default: str, choices: tuple[str, ...], **kw: Any) -> ConfigSpec:
     return ConfigSpec(
         name, "string", default, "one of " + ", ".join(choices), choices=choices, **kw
     )

@@ -75,13 +75,13 @@ def analyse(
     say = progress or (lambda _msg: None)
     if level not in LEVELS:
         raise KctlError(f"unknown level {level!r}", "group, topic or partition")
-    rows = samples.count()  # Parquet: from the footers; JSONL: one parse
-    if rows == 0:
+    count = samples.count()  # Parquet: from the footers; JSONL: one parse
+    if count == 0:
         raise KctlError("no lag samples in the input", "is it a groups lag --record file?")
     if auto_partitions:
-        parts_n = shuffle_partitions(rows)
+        parts_n = shuffle_partitions(count)
         samples.sparkSession.conf.set("spark.sql.shuffle.partitions", str(parts_n))
-        say(f"{rows:,} samples, {parts_n} shuffle partitions")
+        say(f"{count:,} samples, {parts_n} shuffle partitions")
     say("enriching samples (time lag, rates, status)")
     enriched = T.enrich(samples, window).persist(StorageLevel.MEMORY_AND_DISK)
     parts = T.partition_summary(enriched).persist(StorageLevel.MEMORY_AND_DISK)
@@ -110,7 +110,7 @@ def analyse(
         ordered = _ordered(table, LEVELS[level])
         rows = _rows(ordered.limit(top) if top else ordered)
         worst = _rows(T.laggards(parts, laggards)) if laggards else []
-        points = 0
+        plotted = 0
         if plot_path is not None:
             from kctl.analytics import plot
 
@@ -123,7 +123,8 @@ def analyse(
                 )
             ]
             span = groups.agg(F.min("first_ts_ms"), F.max("last_ts_ms")).first()
-            bucket = max(1, int(((span[1] or 0) - (span[0] or 0)) / PLOT_POINTS) + 1)
+            first, last = (span[0], span[1]) if span is not None else (0, 0)
+            bucket = max(1, int(((last or 0) - (first or 0)) / PLOT_POINTS) + 1)
             say(f"plotting {len(chosen)} group(s) to {plot_path}")
             pts = _rows(
                 group_series.filter(F.col("group").isin(chosen))
@@ -131,8 +132,8 @@ def analyse(
                 .agg(F.max("lag").alias("lag"), F.max("time_lag_s").alias("time_lag_s"))
             )
             plot.draw(pts, plot_path)
-            points = len(pts)
-        return Analysis(level, rows, worst, written, points)
+            plotted = len(pts)
+        return Analysis(level, rows, worst, written, plotted)
     finally:
         groups.unpersist()
         parts.unpersist()

@@ -87,13 +87,12 @@ def live_broker_ids(bootstrap: str, timeout: float) -> set[int]:
     quiet = logging.getLogger("kctl.quiet")
     quiet.addHandler(logging.NullHandler())
     quiet.propagate = False
-    client = AdminClient(
-        {
-            "bootstrap.servers": bootstrap,
-            "logger": quiet,
-            "socket.connection.setup.timeout.ms": 1000,
-        }
-    )
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "logger": quiet,
+        "socket.connection.setup.timeout.ms": 1000,
+    }
+    client = AdminClient(config)
     try:
         md = client.list_topics(timeout=timeout)
     except Exception as exc:  # KafkaException: not answering yet

@@ -137,9 +137,9 @@ def plan_election(
             raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
         wanted = None if scope is None else scope[name]
         have = {p.partition for p in t.partitions}
-        for p in wanted or []:
-            if p not in have:
-                raise NotFoundError(f"unknown partition {name}-{p}", f"{name} has {len(have)}")
+        for number in wanted or []:
+            if number not in have:
+                raise NotFoundError(f"unknown partition {name}-{number}", f"{name} has {len(have)}")
         for p in t.partitions:
             if wanted is not None and p.partition not in wanted:
                 continue

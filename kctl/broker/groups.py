@@ -494,7 +494,7 @@ def lag_samples(
         for t, p in sorted(wanted[gid]):
             start, end = marks.get((t, p)) or (-1, -1)
             cur = committed.get(gid, {}).get((t, p))
-            m = owners.get((gid, t, p))
+            owner = owners.get((gid, t, p))
             rows.append(
                 {
                     "group": gid,
@@ -505,9 +505,9 @@ def lag_samples(
                     "log_end_offset": end,
                     "lag": lag_of(cur, end) if end >= 0 else None,
                     "group_state": described[gid].state,
-                    "member_id": m.member_id if m else None,
-                    "client_id": m.client_id if m else None,
-                    "host": m.host if m else None,
+                    "member_id": owner.member_id if owner else None,
+                    "client_id": owner.client_id if owner else None,
+                    "host": owner.host if owner else None,
                 }
             )
     return rows

@@ -273,5 +273,5 @@ def verify(admin: Admin, conn: Connection, plan: Assignment) -> tuple[list[dict[
                 "target": replicas,
             }
         )
-    done = all(r["status"].startswith("complete") for r in rows)
+    done = all(str(r["status"]).startswith("complete") for r in rows)
     return rows, done

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import entity_names, topic_names
 from kctl.formatters import Output, cols, emit
+
+if TYPE_CHECKING:
+    from kctl.broker.configs import Entity
 
 app = typer.Typer(help="Describe and change topic and broker configs.", no_args_is_help=True)
 
@@ -33,7 +38,7 @@ def _entity(
     entity_type: str | None,
     entity_name: str | None,
     entity_default: bool,
-) -> object:
+) -> Entity:
     """The entity from kctl's options or kafka-configs.sh's --entity-type/--entity-name."""
     from kctl.broker import configs
     from kctl.errors import UsageError

@@ -46,7 +46,7 @@ _TXN_VALUES = _record_types("__transaction_state", "coordinator-value")
 def _version(buf: Any, what: str) -> int:
     if buf is None or len(buf) < 2:
         raise DecodeError(f"{what} is shorter than its 2-byte version")
-    return struct.unpack_from(">h", buf, 0)[0]
+    return int(struct.unpack_from(">h", buf, 0)[0])
 
 
 def _embedded(name: str, raw: bytes | None) -> Any:
@@ -115,6 +115,7 @@ def decode_transaction_record(key: Any, value: Any) -> dict[str, Any]:
         vv = _version(value, "__transaction_state value")
         data = decode_message(value_name, bytes(value[2:]), vv, exact=False)
         status = data.get("transaction_status")
-        data["transaction_state"] = TRANSACTION_STATES.get(status, f"Unknown({status})")
+        known = TRANSACTION_STATES.get(status) if isinstance(status, int) else None
+        data["transaction_state"] = known or f"Unknown({status})"
         out["value"] = {"type": value_name, "version": vv, "data": data}
     return out

@@ -96,28 +96,28 @@ class Reader:
         return st.unpack_from(self.buf, self._take(st.size))[0]
 
     def int8(self) -> int:
-        return self._fixed(_I8)
+        return int(self._fixed(_I8))
 
     def int16(self) -> int:
-        return self._fixed(_I16)
+        return int(self._fixed(_I16))
 
     def uint16(self) -> int:
-        return self._fixed(_U16)
+        return int(self._fixed(_U16))
 
     def int32(self) -> int:
-        return self._fixed(_I32)
+        return int(self._fixed(_I32))
 
     def uint32(self) -> int:
-        return self._fixed(_U32)
+        return int(self._fixed(_U32))
 
     def int64(self) -> int:
-        return self._fixed(_I64)
+        return int(self._fixed(_I64))
 
     def float64(self) -> float:
-        return self._fixed(_F64)
+        return float(self._fixed(_F64))
 
     def bool(self) -> bool:
-        return self._fixed(_I8) != 0
+        return bool(self._fixed(_I8) != 0)
 
     def uvarint(self) -> int:
         value, self.pos = read_uvarint(self.buf, self.pos)

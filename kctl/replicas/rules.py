@@ -263,9 +263,9 @@ def log_dir_findings(
             leader_size = size.get((t.name, p.partition, p.leader))
             if leader_size is None:
                 continue
-            for r in p.replicas:
-                rsize = size.get((t.name, p.partition, r))
-                if r == p.leader or rsize is None:
+            for replica in p.replicas:
+                rsize = size.get((t.name, p.partition, replica))
+                if replica == p.leader or rsize is None:
                     continue
                 behind = leader_size - rsize
                 if behind > opts.size_behind_min_bytes and rsize < leader_size * (
@@ -276,8 +276,8 @@ def log_dir_findings(
                             "replica-size-behind",
                             t.name,
                             p.partition,
-                            [r],
-                            f"replica on broker {r} holds {rsize} bytes, leader {p.leader} "
+                            [replica],
+                            f"replica on broker {replica} holds {rsize} bytes, leader {p.leader} "
                             f"holds {leader_size} ({behind} behind)",
                         )
                     )
