@@ -126,6 +126,29 @@ def warm_up_group_coordinators(bootstrap: str, partitions: int = 12) -> None:
             commit_offsets(bootstrap, group, {(topic, 0): 0}, timeout=120)
 
 
+def kctl_environment(**values: str) -> dict[str, str]:
+    """This process's environment without any KCTL_* variable, plus ``values`` and plain,
+    wide output (no colour, 200 columns)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
+    env.update(NO_COLOR="1", COLUMNS="200", **values)
+    return env
+
+
+def run_kctl(env: dict[str, str], *args: str, input: str | None = None, timeout: float = 60) -> Run:
+    """``kctl ARGS...`` as a separate process, as an operator runs it (stdin closed unless
+    ``input`` is given, so destructive commands refuse without --yes)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "kctl", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
 @pytest.fixture(scope="session")
 def kafka_cluster_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path | None]:
     """The state directory of the session's local Kafka cluster (None on Tansu or with
@@ -237,16 +260,7 @@ def kctl(kctl_env: dict[str, str]) -> Callable[..., Run]:
     def run(
         *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
     ) -> Run:
-        proc = subprocess.run(
-            [sys.executable, "-m", "kctl", *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            env={**kctl_env, **(env or {})},
-            timeout=timeout,
-            stdin=None if input is not None else subprocess.DEVNULL,
-        )
-        return Run(proc.returncode, proc.stdout, proc.stderr)
+        return run_kctl({**kctl_env, **(env or {})}, *args, input=input, timeout=timeout)
 
     return run
 
@@ -254,20 +268,10 @@ def kctl(kctl_env: dict[str, str]) -> Callable[..., Run]:
 @pytest.fixture
 def offline_kctl(tmp_path: Path) -> Callable[..., Run]:
     """``kctl`` for commands that need no broker (decoders, profiles)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
-    env.update(KCTL_CONFIG=str(tmp_path / "kctl-config.yaml"), NO_COLOR="1", COLUMNS="200")
+    env = kctl_environment(KCTL_CONFIG=str(tmp_path / "kctl-config.yaml"))
 
     def run(*args: str, input: str | None = None, timeout: float = 60) -> Run:
-        proc = subprocess.run(
-            [sys.executable, "-m", "kctl", *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
-            stdin=None if input is not None else subprocess.DEVNULL,
-        )
-        return Run(proc.returncode, proc.stdout, proc.stderr)
+        return run_kctl(env, *args, input=input, timeout=timeout)
 
     return run
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Run, start_kafka_cluster, unique, wait_for
+from conftest import Run, kctl_environment, run_kctl, start_kafka_cluster, unique, wait_for
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("KCTL_TEST_BOOTSTRAP"))
@@ -42,24 +40,12 @@ class Ops:
 
     # --- kctl as an operator runs it ----------------------------------------------------------
     def kctl(self, *args: str, input: str | None = None, timeout: float = 90) -> Run:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
-        env.update(
+        env = kctl_environment(
             KCTL_BOOTSTRAP_SERVERS=self.bootstrap,
             KCTL_CONFIG=str(self.config),
             KCTL_STATE_DIR=str(self.config.parent / "kctl-state"),
-            NO_COLOR="1",
-            COLUMNS="200",
         )
-        proc = subprocess.run(
-            [sys.executable, "-m", "kctl", *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
-            stdin=None if input is not None else subprocess.DEVNULL,
-        )
-        return Run(proc.returncode, proc.stdout, proc.stderr)
+        return run_kctl(env, *args, input=input, timeout=timeout)
 
     def json(self, *args: str) -> Any:
         r = self.kctl(*args, "-o", "json")

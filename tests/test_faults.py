@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ENGINE, Run, start_kafka_cluster, unique, wait_for
+from conftest import ENGINE, Run, run_kctl, start_kafka_cluster, unique, wait_for
 
 pytestmark = pytest.mark.skipif(
     ENGINE != "kafka" or bool(os.environ.get("KCTL_TEST_BOOTSTRAP")),
@@ -37,15 +37,7 @@ class Faults:
         self.env = env
 
     def kctl(self, *args: str, timeout: float = 60) -> Run:
-        proc = subprocess.run(
-            [sys.executable, "-m", "kctl", *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        return Run(proc.returncode, proc.stdout, proc.stderr)
+        return run_kctl(self.env, *args, timeout=timeout)
 
     def popen(self, *args: str, **kw) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-m", "kctl", *args], env=self.env, **kw)

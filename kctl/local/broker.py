@@ -120,7 +120,8 @@ def log_tail(path: str | Path, lines: int = 15) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _port_free(host: str, port: int) -> bool:
+def port_free(host: str, port: int) -> bool:
+    """Whether ``host:port`` can be bound now (the Tansu broker and the Kafka cluster both ask)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -128,6 +129,20 @@ def _port_free(host: str, port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """``count`` distinct ports the system has free now (all bound at once, then released)."""
+    socks = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((host, 0))
+            socks.append(sock)
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -151,7 +166,7 @@ def start(
     existing = read_info(directory)
     if existing and _alive(existing.pid):
         return existing, False
-    if not _port_free(host, port):
+    if not port_free(host, port):
         raise KctlError(f"cannot start the local broker on {host}:{port}", "the port is in use")
     binary = broker_binary()
     directory.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -30,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kctl.errors import KctlError
+from kctl.local.broker import free_ports, port_free
 from kctl.local.kafka_jars import KafkaRuntime, locate, require_java
 
 STATE_SUBDIR = "local-cluster"
@@ -439,41 +439,18 @@ def _answers(node: Node) -> bool:
 # --- operations ------------------------------------------------------------------------------
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
-def _free_ports(count: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((HOST, 0))
-            socks.append(s)
-        return [int(s.getsockname()[1]) for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def plan_ports(port: int, brokers: int, controllers: int) -> tuple[list[int], list[int]]:
     """Broker ports ``port .. port+N-1`` and controller ports from ``port+100``; with port 0,
     free ports chosen by the system."""
     if port == 0:
-        ports = _free_ports(brokers + controllers)
+        ports = free_ports(brokers + controllers, HOST)
         return ports[:brokers], ports[brokers:]
     broker_ports = [port + i for i in range(brokers)]
     controller_ports = [port + 100 + i for i in range(controllers)]
     for p in (*broker_ports, *controller_ports):
         if not 0 < p < 65536:
             raise KctlError(f"port {p} is out of range", "choose a lower --port")
-        if not _port_free(p):
+        if not port_free(HOST, p):
             raise KctlError(f"cannot start the local cluster on {HOST}:{p}", "the port is in use")
     return broker_ports, controller_ports
 
