@@ -13,12 +13,23 @@ profiles:
 ```
 
 Secrets are best stored as references, ``env:VAR`` or ``file:PATH``, resolved only when a client
-is built; the file is written with mode 0600; :func:`masked` hides every secret for display.
+is built; :func:`masked` hides every secret for display, and :func:`is_secret` is the one test of
+what is secret, shared by every output and error path.
+
+The file is changed only through :func:`edit`: an exclusive ``flock`` on ``config.yaml.lock`` in the
+same directory is held around the whole read-modify-write, the new content goes to a uniquely
+named temporary file (``O_EXCL``, mode 0600) in the directory of the real file, is fsynced and
+renamed over it, and the directory is fsynced. A symlinked ``config.yaml`` is written through (its
+target is replaced, the link stays). As ssh does with keys, a file or directory that another user
+owns or that group or others may write is refused (:func:`check_safe`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +38,30 @@ from kctl.errors import ConfigError, NotFoundError
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
-SECRET_WORDS = ("password", "secret", "token", "jaas", "credential")
+# A property is secret when its lower-cased name contains one of these: passwords of every kind
+# (sasl.password, ssl.key.password, ssl.keystore.password, ssl.truststore.password, Java's
+# sasl_plain_password/ssl_password), secrets (sasl.oauthbearer.client.secret), tokens, JAAS
+# configurations (sasl.jaas.config), private keys (ssl.key.pem, Java's ssl.keystore.key,
+# sasl.oauthbearer.assertion.private.key.*) and librdkafka's sasl.oauthbearer.config.
+SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "jaas",
+    "credential",
+    "private",
+    "key.pem",
+    "keystore.key",
+    "oauthbearer.config",
+)
+# Names that contain a secret word but hold no secret (an address).
+NOT_SECRET = frozenset({"sasl.oauthbearer.token.endpoint.url"})
+# Values that are secret whatever the property is called: a PEM private key, a JAAS login.
+_SECRET_VALUE_MARKS = ("PRIVATE KEY-----", "LoginModule")
 MASK = "********"
+LOCK_SUFFIX = ".lock"
 
 
 def config_path() -> Path:
@@ -71,7 +104,22 @@ class Profile:
 
 
 def is_secret_key(key: str) -> bool:
-    return any(word in key.lower() for word in SECRET_WORDS)
+    """The property ``key`` holds a secret (see :data:`SECRET_WORDS`)."""
+    name = key.lower()
+    return name not in NOT_SECRET and any(word in name for word in SECRET_WORDS)
+
+
+def is_secret(key: str, value: Any = None) -> bool:
+    """``key`` names a secret, or ``value`` is one by its kind (a PEM private key, a JAAS
+    configuration) whatever it is called."""
+    if is_secret_key(key):
+        return True
+    return isinstance(value, str) and any(mark in value for mark in _SECRET_VALUE_MARKS)
+
+
+def mask_value(key: str, value: Any) -> Any:
+    """``value`` as it may be shown: a secret becomes ``********`` (references stay)."""
+    return _mask(value) if is_secret(key, value) else value
 
 
 def is_reference(value: str) -> bool:
@@ -113,9 +161,7 @@ def masked(profile: Profile) -> dict[str, Any]:
     if "tls" in data and data["tls"].get("key_password") is not None:
         data["tls"]["key_password"] = _mask(data["tls"]["key_password"])
     if "client" in data:
-        data["client"] = {
-            k: (_mask(v) if is_secret_key(k) else v) for k, v in data["client"].items()
-        }
+        data["client"] = {k: mask_value(k, v) for k, v in data["client"].items()}
     return data
 
 
@@ -195,6 +241,8 @@ class ProfileFile:
             ) from None
 
     def save(self) -> None:
+        """Write the file atomically (see :func:`write_atomic`). To change it, use
+        :func:`edit`, which holds the lock from the read to this write."""
         import yaml
 
         doc = {
@@ -202,18 +250,160 @@ class ProfileFile:
             "profiles": {name: p.to_dict() for name, p in sorted(self.profiles.items())},
         }
         text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        write_atomic(self.path, text)
+
+
+def _who(uid: int) -> str:
+    import pwd
+
+    try:
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _me() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
+def _owned_safely(uid: int) -> bool:
+    """Ours, or root's (as ssh accepts)."""
+    return uid in (os.getuid(), 0)
+
+
+def _check_stat(path: Path | str, st: os.stat_result, kind: str) -> None:
+    if not _owned_safely(st.st_uid):
+        raise ConfigError(
+            f"unsafe {kind} {path}: it is owned by {_who(st.st_uid)}, not by you",
+            f"fix: chown {_me()} {path}, or set KCTL_CONFIG to a file of yours",
+        )
+    writable = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable:
+        who = {
+            stat.S_IWGRP: "its group",
+            stat.S_IWOTH: "all users",
+            stat.S_IWGRP | stat.S_IWOTH: "its group and all users",
+        }[writable]
+        shared = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX  # /tmp and the like
+        raise ConfigError(
+            f"unsafe {kind} {path}: mode {stat.S_IMODE(st.st_mode):04o} lets {who} write it",
+            "fix: set KCTL_CONFIG to a file in a private directory"
+            if shared
+            else f"fix: chmod go-w {path}",
+        )
+
+
+def check_safe(path: Path) -> None:
+    """Refuse, as ssh does with keys, a profile file or directory that another user owns or
+    that group or others may write, and a symlinked file whose link another user owns (the
+    current user and root are trusted owners). A symlink of ours is followed: its target and
+    the target's directory are checked the same way."""
+    directory = path.parent
+    try:
+        _check_stat(directory, os.stat(directory), "profile directory")
+        lst = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"cannot read profile file {path}", exc.strerror) from exc
+    if stat.S_ISLNK(lst.st_mode):
+        if not _owned_safely(lst.st_uid):
+            raise ConfigError(
+                f"unsafe profile file {path}: it is a symlink owned by {_who(lst.st_uid)}, "
+                "not by you",
+                f"fix: remove it (rm {path}) or set KCTL_CONFIG to a file of yours",
+            )
+        real = Path(os.path.realpath(path))
+        try:
+            _check_stat(real.parent, os.stat(real.parent), "profile directory")
+            st = os.stat(real)
+        except FileNotFoundError:
+            return  # a dangling link of ours: written through on save
+        except OSError as exc:
+            raise ConfigError(f"cannot read profile file {path}", exc.strerror) from exc
+        _check_stat(real, st, "profile file")
+        return
+    _check_stat(path, lst, "profile file")
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace the content of ``path`` (a symlink's target, the link kept) with ``text``: a
+    new file of a unique name created with ``O_EXCL`` and mode 0600 in the same directory,
+    fsynced, renamed over the old one, then the directory fsynced."""
+    import tempfile
+
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    directory = target.parent
+    try:
+        # mkstemp: O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600, a random name never reused
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise ConfigError(f"cannot write profile file {path}", exc.strerror) from exc
+    try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+            fh.flush()
+            os.fchmod(fh.fileno(), 0o600)
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise ConfigError(f"cannot write profile file {path}", exc.strerror) from exc
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+@contextlib.contextmanager
+def edit(path: Path | None = None, *, must_exist: bool = False) -> Iterator[ProfileFile]:
+    """Read-modify-write the profile file under an exclusive lock: the lock
+    (``fcntl.flock`` on ``<file>.lock`` beside the file) is taken before the read and released
+    after the write, so concurrent kctl processes never lose each other's changes. The file is
+    saved when the block ends without an exception."""
+    import fcntl
+
+    path = path or config_path()
+    if must_exist and not path.exists():
+        load(path, must_exist=True)  # raises the usual error
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {path.parent}", exc.strerror) from exc
+    check_safe(path)
+    lock_path = path.with_name(path.name + LOCK_SUFFIX)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot open lock file {lock_path}", exc.strerror) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        pfile = load(path, must_exist=must_exist)
+        yield pfile
+        pfile.save()
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def load(path: Path | None = None, *, must_exist: bool = False) -> ProfileFile:
     """Read the profile file; a missing file is an empty one unless ``must_exist``."""
     path = path or config_path()
+    check_safe(path)
     if not path.exists():
         if must_exist:
             raise ConfigError(

@@ -204,3 +204,23 @@ def test_jks_keystore_in_command_config_is_explained(kctl, tmp_path: Path):
     r = kctl("--command-config", str(props), "topics", "list")
     assert r.code == 1
     assert "ssl.keystore.type JKS is not readable by librdkafka" in _one_error_line(r)
+
+
+def test_malformed_command_config_line_names_file_and_line_only(offline_kctl, tmp_path: Path):
+    # A password alone on a line (a broken continuation, a paste): never echoed.
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=SASL_SSL\n# comment\nS3cr3t-Alone-On-A-Line\n")
+    r = offline_kctl("--command-config", str(props), "topics", "list")
+    assert r.code == 1
+    line = _one_error_line(r)
+    assert line == f"kctl: error: malformed line 3 in {props} (expected key=value)"
+    assert "S3cr3t" not in r.stderr
+
+
+def test_malformed_continued_line_is_not_echoed_either(offline_kctl, tmp_path: Path):
+    props = tmp_path / "client.properties"
+    props.write_text("client.id=x\npw-part-one\\\n  pw-part-two\n")
+    r = offline_kctl("--command-config", str(props), "topics", "list")
+    assert r.code == 1
+    assert _one_error_line(r) == f"kctl: error: malformed line 2 in {props} (expected key=value)"
+    assert "pw-part" not in r.stderr

@@ -82,7 +82,7 @@ def test_literal_secrets_are_masked_everywhere(kctl, kctl_env):
     )
     assert r.code == 0
     assert "literal secret" in r.stderr
-    for fmt in ("json", "yaml", "table", "plain", "csv"):
+    for fmt in ("json", "jsonl", "yaml", "table", "plain", "csv"):
         out = kctl("profile", "show", "lit", "-o", fmt)
         assert out.code == 0, out
         assert "hunter2-literal" not in out.stdout and "s3cr3t" not in out.stdout

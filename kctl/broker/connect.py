@@ -60,6 +60,13 @@ class Connection:
     profile: str | None = None
     debug: bool = False
 
+    def __repr__(self) -> str:
+        """Every secret masked (``config.is_secret``): a repr may reach a log or a traceback."""
+        fields = {k: v for k, v in vars(self).items() if k != "extra"}
+        shown = ", ".join(f"{k}={config.mask_value(k, v)!r}" for k, v in fields.items())
+        extra = {k: config.mask_value(k, v) for k, v in self.extra.items()}
+        return f"Connection({shown}, extra={extra!r})"
+
 
 def parse_properties(text: str, source: str) -> dict[str, str]:
     """A Java .properties file: ``key=value`` or ``key: value``, ``#``/``!`` comments,
@@ -83,9 +90,8 @@ def parse_properties(text: str, source: str) -> dict[str, str]:
     for number, line in logical:
         match = re.match(r"([^=:\s]+)\s*[=:]\s*(.*)$", line) or re.match(r"(\S+)\s+(.*)$", line)
         if not match:
-            raise ConfigError(
-                f"malformed line {number} in {source}", f"expected key=value: {line[:40]!r}"
-            )
+            # Never echo the line: it may be a secret alone (a password on a line of its own).
+            raise ConfigError(f"malformed line {number} in {source}", "expected key=value")
         props[match.group(1)] = match.group(2)
     return props
 

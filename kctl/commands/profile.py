@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
+from typer.core import TyperCommand
 
 from kctl.commands._common import confirm, example, note, output_view
 from kctl.commands._complete import profile_names
@@ -74,20 +77,107 @@ def use(
     """Make a profile the current one."""
     from kctl import config
 
-    pfile = config.load(must_exist=True)
-    pfile.get(name)
-    pfile.current = name
-    pfile.save()
+    with config.edit(must_exist=True) as pfile:
+        pfile.get(name)
+        pfile.current = name
     note(f"current profile: {name}")
+
+
+PROMPT = "-"  # --sasl-password - (or no value): read it from the terminal
+
+
+class _OptionalPasswordCommand(TyperCommand):
+    """``--sasl-password`` with no value (last, or followed by another option of the command)
+    means ``--sasl-password -``: ask for it on the terminal."""
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        options = {o: p for p in self.get_params(ctx) for o in (*p.opts, *p.secondary_opts)}
+        fixed: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            fixed.append(arg)
+            i += 1
+            if arg == "--":
+                fixed += args[i:]
+                break
+            param = options.get(arg)
+            if param is None or getattr(param, "is_flag", False):
+                continue
+            if i == len(args) or args[i] in options or args[i] == "--":
+                if arg == "--sasl-password":
+                    fixed.append(PROMPT)
+                continue
+            fixed.append(args[i])  # the option's value
+            i += 1
+        return super().parse_args(ctx, fixed)
+
+
+def check_name(name: str) -> str:
+    """A profile name: not empty, not only whitespace, no control characters."""
+    from kctl.errors import UsageError
+
+    if not name.strip():
+        raise UsageError("empty profile name", "give a name such as prod or local")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise UsageError(
+            f"profile name {name.encode('unicode_escape').decode()!r} has control characters",
+            "use letters, digits, '-', '_' or '.'",
+        )
+    return name
+
+
+def read_hidden(prompt: str) -> str:
+    """One line from the terminal on stdin, not echoed; the prompt goes to stderr."""
+    import termios
+
+    from kctl.errors import Refused
+
+    if not sys.stdin.isatty():
+        raise Refused(
+            "cannot ask for the SASL password: stdin is not a terminal",
+            "give it with --sasl-password-file PATH or as --sasl-password env:VAR",
+        )
+    fd = sys.stdin.fileno()
+    old = termios.tcgetattr(fd)
+    new = termios.tcgetattr(fd)
+    new[3] &= ~termios.ECHO
+    try:
+        termios.tcsetattr(fd, termios.TCSAFLUSH, new)  # echo off before the prompt shows
+        sys.stderr.write(prompt)
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+    if not line:
+        raise Refused("no SASL password read", "end of input at the prompt")
+    return line.rstrip("\r\n")
+
+
+def _password_from_file(path: str) -> str:
+    from pathlib import Path
+
+    from kctl.errors import ConfigError
+
+    try:
+        text = Path(path).expanduser().read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --sasl-password-file {path}", exc.strerror) from exc
+    return text.rstrip("\r\n")
 
 
 @app.command(
     "add",
+    cls=_OptionalPasswordCommand,
     epilog=example(
         "kctl profile add local -b 127.0.0.1:9092 --use",
         "kctl profile add prod -b kafka-1:9093 --security-protocol SASL_SSL "
         "--sasl-mechanism SCRAM-SHA-512 "
         "--sasl-username ops --sasl-password env:KAFKA_PASSWORD --ca-file /etc/kafka/ca.pem",
+        "kctl profile add prod -b kafka-1:9093 --security-protocol SASL_SSL "
+        "--sasl-username ops --sasl-password   # asks for it, not echoed",
     ),
 )
 def add(
@@ -100,7 +190,15 @@ def add(
     ),
     sasl_username: str | None = typer.Option(None, "--sasl-username"),
     sasl_password: str | None = typer.Option(
-        None, "--sasl-password", help="Best as a reference: env:VAR or file:PATH."
+        None,
+        "--sasl-password",
+        help="Best as a reference: env:VAR or file:PATH. '-' or no value: ask for it on the "
+        "terminal (not echoed). A literal value here shows in the process list.",
+    ),
+    sasl_password_file: str | None = typer.Option(
+        None,
+        "--sasl-password-file",
+        help="Read the SASL password from this file (its content, the final newline removed).",
     ),
     ca_file: str | None = typer.Option(None, "--ca-file", help="PEM CA bundle."),
     cert_file: str | None = typer.Option(None, "--cert-file", help="PEM client certificate."),
@@ -115,12 +213,21 @@ def add(
     """Add a profile. Bootstrap servers come from the global -b, client overrides from -X."""
     from kctl import config, settings
     from kctl.broker.connect import parse_override
-    from kctl.errors import ConfigError
+    from kctl.errors import ConfigError, UsageError
 
+    check_name(name)
+    if sasl_password is not None and sasl_password_file is not None:
+        raise UsageError("give the SASL password once: --sasl-password or --sasl-password-file")
     s = settings.current()
-    pfile = config.load()
-    if name in pfile.profiles and not force:
+    if name in config.load().profiles and not force:  # before asking for a password
         raise ConfigError(f"profile {name!r} already exists", "use --force to replace it")
+    password_in_argv = sasl_password not in (None, PROMPT)
+    if sasl_password == PROMPT:
+        sasl_password = read_hidden(f"SASL password for profile {name!r}: ")
+    elif sasl_password_file is not None:
+        sasl_password = _password_from_file(sasl_password_file)
+    if sasl_password is not None and not sasl_password:
+        raise UsageError("empty SASL password", "nothing was saved")
     data: dict = {"bootstrap_servers": s.bootstrap_servers, "security_protocol": security_protocol}
     if sasl_mechanism or sasl_username or sasl_password:
         data["sasl"] = {
@@ -138,16 +245,28 @@ def add(
         }
     data["client"] = dict(parse_override(item) for item in s.overrides)
     profile = config.profile_from_dict(name, data, "the command line")
-    for secret in (sasl_password, key_password):
-        if secret and not config.is_reference(secret):
-            note(
-                "kctl: warning: a literal secret is stored in the profile file (mode 0600); "
-                "env:VAR or file:PATH keeps it out"
-            )
-    pfile.profiles[name] = profile
-    if use_it or pfile.current is None:
-        pfile.current = name
-    pfile.save()
+    literal = bool(sasl_password and not config.is_reference(sasl_password)) or bool(
+        key_password and not config.is_reference(key_password)
+    )
+    in_argv = []
+    if password_in_argv and not config.is_reference(sasl_password or ""):
+        in_argv.append(
+            "--sasl-password on the command line shows in the process list: "
+            "--sasl-password - asks for it, --sasl-password-file PATH reads it"
+        )
+    if key_password and not config.is_reference(key_password):
+        in_argv.append("--key-password on the command line shows in the process list")
+    with config.edit() as pfile:
+        if name in pfile.profiles and not force:
+            raise ConfigError(f"profile {name!r} already exists", "use --force to replace it")
+        pfile.profiles[name] = profile
+        if use_it or pfile.current is None:
+            pfile.current = name
+    if literal:
+        note(
+            "kctl: warning: a literal secret is stored in the profile file (mode 0600); "
+            "env:VAR or file:PATH keeps it out" + "".join(f"; {n}" for n in in_argv)
+        )
     note(f"profile {name!r} saved to {pfile.path}")
 
 
@@ -159,11 +278,11 @@ def delete(
     """Delete a profile."""
     from kctl import config
 
-    pfile = config.load(must_exist=True)
-    pfile.get(name)
+    config.load(must_exist=True).get(name)
     confirm(f"Delete profile {name!r}?", yes=yes, action="delete a profile")
-    del pfile.profiles[name]
-    if pfile.current == name:
-        pfile.current = None
-    pfile.save()
+    with config.edit(must_exist=True) as pfile:
+        pfile.get(name)
+        del pfile.profiles[name]
+        if pfile.current == name:
+            pfile.current = None
     note(f"profile {name!r} deleted")
