@@ -160,8 +160,10 @@ def root(
     ),
 ) -> None:
     """One command for Apache Kafka operations: topics, configs, cluster, local broker, profiles."""
-    if timeout <= 0:
-        raise typer.BadParameter("must be above 0", param_hint="--timeout")
+    if timeout <= 0 or timeout != timeout or timeout > 86400:  # NaN, inf, a day
+        raise typer.BadParameter(
+            f"{timeout!r} is out of range (0 < SECONDS <= 86400)", param_hint="--timeout"
+        )
     if output is not None and output not in settings.OUTPUT_FORMATS:
         raise typer.BadParameter(
             f"{output!r} is not one of {', '.join(settings.OUTPUT_FORMATS)}", param_hint="--output"

@@ -147,11 +147,17 @@ def parse_reset_csv(text: str, source: str) -> dict[TP, int]:
             )
         topic, part, off = (c.strip() for c in row)
         try:
-            out[(topic, int(part))] = int(off)
+            key, value = (topic, int(part)), int(off)
         except ValueError:
             raise UsageError(
                 f"malformed line {number} in {source}", "partition and offset must be integers"
             ) from None
+        if not 0 <= key[1] < 2**31 or not 0 <= value < 2**63:
+            raise UsageError(
+                f"malformed line {number} in {source}",
+                "partition 0..2^31-1 and offset 0..2^63-1",
+            )
+        out[key] = value
     return out
 
 

@@ -6,7 +6,9 @@ durations, points in time. Pure: no client library, no I/O. Malformed input is a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from kctl.errors import UsageError
 
@@ -126,3 +128,121 @@ def time_ms(text: str, option: str = "time") -> int:
     if value < 0:
         raise UsageError(f"{option} {raw!r} is out of range", "a time after 1970")
     return value
+
+
+# -- numbers ------------------------------------------------------------------------------------
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+def in_range(value: float, option: str, lo: float, hi: float) -> float:
+    """``value`` if it is a finite number in [lo, hi]; else a usage error naming the option and
+    the range (NaN and infinities included: ``--rate nan`` must not run forever)."""
+    if value != value or value in (float("inf"), float("-inf")) or not lo <= value <= hi:
+        raise UsageError(f"{option} {value!r} is out of range", f"{lo:g}..{hi:g}")
+    return value
+
+
+def bounded(option: str, lo: float, hi: float) -> Callable[[Any], Any]:
+    """A Typer option callback checking :func:`in_range` (None, for an option not given,
+    passes)."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, list | tuple):
+            for v in value:
+                in_range(v, option, lo, hi)
+            return value
+        in_range(value, option, lo, hi)
+        return value
+
+    return check
+
+
+def offset(text: str, option: str, *, allow_end: bool = False) -> int:
+    """An offset: 0 .. 2^63-1 (and -1, "up to the end", where ``allow_end``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"malformed {option} {text!r}", "expected an integer offset") from None
+    if not (-1 if allow_end else 0) <= value <= INT64_MAX:
+        low = "-1 (the end) or 0" if allow_end else "0"
+        raise UsageError(f"{option} {text!r} is out of range", f"{low}..2^63-1")
+    return value
+
+
+def partition(text: str | int, option: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"malformed {option} {text!r}", "expected a partition number") from None
+    if not 0 <= value <= INT32_MAX:
+        raise UsageError(f"{option} {text!r} is out of range", "0..2^31-1")
+    return value
+
+
+def before_offsets(items: list[str], option: str = "--before") -> tuple[int | None, dict[int, int]]:
+    """``--before 100`` (every partition) and ``--before 2:500`` (one partition); -1 = the end."""
+    everywhere: int | None = None
+    per: dict[int, int] = {}
+    for item in items:
+        part, colon, off = item.rpartition(":")
+        value = offset(off, option, allow_end=True)
+        if colon:
+            per[partition(part, option)] = value
+        else:
+            everywhere = value
+    return everywhere, per
+
+
+def delete_records_json(text: str, source: str) -> dict[tuple[str, int], int]:
+    """kafka-delete-records.sh's file:
+    ``{"partitions": [{"topic": "t", "partition": 0, "offset": 10}], "version": 1}``."""
+    import orjson
+
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"malformed JSON in {source}", str(exc)) from None
+    parts = doc.get("partitions") if isinstance(doc, dict) else None
+    if not isinstance(parts, list):
+        raise UsageError(f"malformed {source}", 'expected {"partitions": [...], "version": 1}')
+    out: dict[tuple[str, int], int] = {}
+    for i, entry in enumerate(parts):
+        fields = entry if isinstance(entry, dict) else {}
+        topic, part, off = fields.get("topic"), fields.get("partition"), fields.get("offset")
+        if not isinstance(topic, str) or not topic:
+            raise UsageError(f"malformed {source}", f"partitions[{i}] needs a topic name")
+        for name, v in (("partition", part), ("offset", off)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise UsageError(
+                    f"malformed {source}", f"partitions[{i}].{name} must be an integer"
+                )
+        assert isinstance(part, int) and isinstance(off, int)
+        if not 0 <= part <= INT32_MAX:
+            raise UsageError(f"malformed {source}", f"partitions[{i}].partition is out of range")
+        if not -1 <= off <= INT64_MAX:
+            raise UsageError(f"malformed {source}", f"partitions[{i}].offset is out of range")
+        out[(topic, part)] = off
+    return out
+
+
+def read_text(path: str, option: str) -> str:
+    """A text file an option names: unreadable is an error (exit 1), not UTF-8 a usage error
+    naming the option and the byte where decoding failed."""
+    from pathlib import Path
+
+    from kctl.errors import KctlError
+
+    try:
+        raw = Path(path).expanduser().read_bytes()
+    except OSError as exc:
+        raise KctlError(f"cannot read {option} {path}", exc.strerror or str(exc)) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{option} {path} is not UTF-8 text", f"undecodable byte at offset {exc.start}"
+        ) from None

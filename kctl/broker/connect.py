@@ -99,7 +99,8 @@ def parse_properties(text: str, source: str) -> dict[str, str]:
 def parse_override(item: str) -> tuple[str, str]:
     key, eq, value = item.partition("=")
     if not eq or not key.strip():
-        raise UsageError(f"malformed -X {item!r}", "expected key=value")
+        # The item is not echoed: it may be a secret typed without its key.
+        raise UsageError("malformed -X value", "expected key=value")
     return key.strip(), value
 
 

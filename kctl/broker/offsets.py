@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kctl.broker.client import Admin
-from kctl.errors import KctlError, NotFoundError, UsageError
+from kctl.errors import KctlError, NotFoundError
 
 TopicPartitionKey = tuple[str, int]
 
@@ -138,51 +138,6 @@ def get_offsets(
 
 
 # ---- DeleteRecords ------------------------------------------------------------------------
-
-
-def parse_before(items: list[str]) -> tuple[int | None, dict[int, int]]:
-    """``--before 100`` (every partition) and ``--before 2:500`` (one partition)."""
-    everywhere: int | None = None
-    per: dict[int, int] = {}
-    for item in items:
-        part, colon, off = item.rpartition(":")
-        try:
-            offset = int(off)
-            if colon:
-                per[int(part)] = offset
-            else:
-                everywhere = offset
-        except ValueError:
-            raise UsageError(
-                f"malformed --before {item!r}", "expected OFFSET or PARTITION:OFFSET"
-            ) from None
-        if offset < -1:
-            raise UsageError(f"malformed --before {item!r}", "offset must be >= 0 (or -1: end)")
-    return everywhere, per
-
-
-def parse_offsets_json(text: str, source: str) -> dict[TopicPartitionKey, int]:
-    """kafka-delete-records.sh's file:
-    ``{"partitions": [{"topic": "t", "partition": 0, "offset": 10}], "version": 1}``."""
-    import orjson
-
-    try:
-        doc = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise UsageError(f"malformed JSON in {source}", str(exc)) from None
-    parts = doc.get("partitions") if isinstance(doc, dict) else None
-    if not isinstance(parts, list):
-        raise UsageError(f"malformed {source}", 'expected {"partitions": [...], "version": 1}')
-    out: dict[TopicPartitionKey, int] = {}
-    for i, entry in enumerate(parts):
-        try:
-            key = (str(entry["topic"]), int(entry["partition"]))
-            out[key] = int(entry["offset"])
-        except (KeyError, TypeError, ValueError):
-            raise UsageError(
-                f"malformed {source}", f"partitions[{i}] needs topic, partition and offset"
-            ) from None
-    return out
 
 
 def delete_records(admin: Admin, plan: dict[TopicPartitionKey, int]) -> dict[Any, int]:

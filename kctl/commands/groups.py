@@ -465,7 +465,7 @@ def reset_offsets(
     from kctl import parsing as P
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
-    from kctl.errors import KctlError, UsageError
+    from kctl.errors import UsageError
 
     group = one_name(group, group_option, "group")
     if dry_run and execute:
@@ -496,10 +496,7 @@ def reset_offsets(
     scope = P.topic_scope(topic) if topic else {}
     file_offsets: dict[L.TP, int] = {}
     if from_file is not None:
-        try:
-            text = from_file.read_text()
-        except OSError as exc:
-            raise KctlError(f"cannot read {from_file}", exc.strerror) from exc
+        text = P.read_text(str(from_file), "--from-file")
         file_offsets = L.parse_reset_csv(text, str(from_file))
         if not file_offsets:
             raise UsageError(f"{from_file} has no topic,partition,offset lines")

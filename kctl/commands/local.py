@@ -11,6 +11,7 @@ import typer
 from kctl.commands._common import example, note, output_view
 from kctl.errors import EXIT_FAILED, UsageError
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import bounded
 
 app = typer.Typer(
     help="Start, inspect and stop a local cluster on loopback (Apache Kafka or Tansu); stop, "
@@ -63,11 +64,24 @@ def up(
         help="First broker port on 127.0.0.1 (brokers on PORT.., controllers on PORT+100..); "
         "0 picks free ports.",
     ),
-    brokers: int = typer.Option(3, "--brokers", help="Number of Kafka brokers (ids 1..N)."),
-    controllers: int = typer.Option(
-        1, "--controllers", help="Number of KRaft controllers (separate processes, ids 1000..)."
+    brokers: int = typer.Option(
+        3,
+        "--brokers",
+        help="Number of Kafka brokers (ids 1..N, N <= 32).",
+        callback=bounded("--brokers", 1, 32),
     ),
-    log_dirs: int = typer.Option(2, "--log-dirs", help="Data directories per Kafka broker."),
+    controllers: int = typer.Option(
+        1,
+        "--controllers",
+        help="Number of KRaft controllers (separate processes, ids 1000..; 1..9).",
+        callback=bounded("--controllers", 1, 9),
+    ),
+    log_dirs: int = typer.Option(
+        2,
+        "--log-dirs",
+        help="Data directories per Kafka broker (1..16).",
+        callback=bounded("--log-dirs", 1, 16),
+    ),
     kafka_version: str | None = typer.Option(
         None, "--kafka-version", help="Apache Kafka version (default: the newest kctl pins)."
     ),
@@ -78,15 +92,22 @@ def up(
         "(default: $KAFKA_HOME).",
     ),
     wait: float = typer.Option(
-        180.0, "--wait", help="Seconds to wait until every broker is registered."
+        180.0,
+        "--wait",
+        help="Seconds to wait until every broker is registered.",
+        callback=bounded("--wait", 1, 3600),
     ),
 ) -> None:
     """Start a local cluster in the background and print its bootstrap address."""
     import os
 
+    if not 0 <= port < 65536:
+        raise UsageError(f"--port {port} is out of range", "0..65535")
     chosen, why = _choose_engine(engine, kafka_version)
     if chosen == "tansu":
-        _up_tansu(port or 9092, wait, why)
+        from kctl.local.broker import free_port
+
+        _up_tansu(port or free_port(), wait, why)  # 0: a free port, as for Kafka
         return
     from kctl.local import broker as tansu
     from kctl.local import kafka_cluster
@@ -94,8 +115,6 @@ def up(
     state = _state()
     if tansu.read_info(state) and tansu._alive(tansu.read_info(state).pid):  # type: ignore[union-attr]
         raise UsageError("a local Tansu broker is running", "stop it first: kctl local down")
-    if not 0 <= port < 65536:
-        raise UsageError(f"--port {port} is out of range", "0..65535")
     if kafka_home is None and os.environ.get("KAFKA_HOME"):
         kafka_home = os.environ["KAFKA_HOME"]
     cluster, started = kafka_cluster.start(

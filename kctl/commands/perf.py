@@ -6,6 +6,7 @@ import typer
 
 from kctl.commands._common import connection, example, one_name, output_view
 from kctl.commands._complete import topic_names
+from kctl.parsing import bounded
 
 app = typer.Typer(
     help="Load tests: produce or consume N records and report throughput and latency.",
@@ -53,10 +54,23 @@ def produce(
     topic_option: str | None = typer.Option(
         None, "--topic", help="The topic (kafka-producer-perf-test.sh).", autocompletion=topic_names
     ),
-    num_records: int = typer.Option(100_000, "--num-records", help="Records to send."),
-    record_size: int = typer.Option(100, "--record-size", help="Bytes per record value."),
+    num_records: int = typer.Option(
+        100_000,
+        "--num-records",
+        help="Records to send (1..10^12).",
+        callback=bounded("--num-records", 1, 1e12),
+    ),
+    record_size: int = typer.Option(
+        100,
+        "--record-size",
+        help="Bytes per record value (1..104857600).",
+        callback=bounded("--record-size", 1, 100 * 1024 * 1024),
+    ),
     throughput: float = typer.Option(
-        -1, "--throughput", help="At most N records/s (-1: unlimited)."
+        -1,
+        "--throughput",
+        help="At most N records/s (-1: unlimited).",
+        callback=bounded("--throughput", -1, 1e9),
     ),
     producer_prop: list[str] = typer.Option(
         [],
@@ -100,10 +114,17 @@ def consume(
         None, "--topic", help="The topic (kafka-consumer-perf-test.sh).", autocompletion=topic_names
     ),
     num_records: int = typer.Option(
-        100_000, "--num-records", "--messages", help="Records to read."
+        100_000,
+        "--num-records",
+        "--messages",
+        help="Records to read (1..10^12).",
+        callback=bounded("--num-records", 1, 1e12),
     ),
     idle_timeout: float = typer.Option(
-        10.0, "--idle-timeout", help="Stop after this many seconds without a record."
+        10.0,
+        "--idle-timeout",
+        help="Stop after this many seconds without a record.",
+        callback=bounded("--idle-timeout", 0.001, 86400),
     ),
     consumer_prop: list[str] = typer.Option(
         [], "--consumer-prop", help="librdkafka consumer property key=value (repeatable)."

@@ -38,30 +38,29 @@ def delete(
 ) -> None:
     """Delete records (DeleteRecords): shows the plan, asks unless --yes, then reports the
     new low watermark of each partition."""
-    from pathlib import Path
-
+    from kctl import parsing
     from kctl.broker import offsets
     from kctl.broker.client import Admin
-    from kctl.errors import KctlError, UsageError
+    from kctl.errors import UsageError
     from kctl.formatters import Output, cols, emit
 
     if offsets_json is not None and (before or topic):
         raise UsageError("--offsets-json replaces TOPIC and --before")
     if offsets_json is None and (not topic or not before):
         raise UsageError("give TOPIC with --before, or --offsets-json FILE")
+    # Everything typed is checked before anything is sent.
+    if offsets_json is not None:
+        text = parsing.read_text(offsets_json, "--offsets-json")
+        plan = parsing.delete_records_json(text, offsets_json)
+    else:
+        everywhere, per = parsing.before_offsets(before)
     admin = Admin(connection())
     if offsets_json is not None:
-        try:
-            text = Path(offsets_json).read_text()
-        except OSError as exc:
-            raise KctlError(f"cannot read {offsets_json}", exc.strerror or str(exc)) from None
-        plan = offsets.parse_offsets_json(text, offsets_json)
         for t in sorted({t for t, _ in plan}):
             wanted = sorted(p for tt, p in plan if tt == t)
             offsets.partitions_of(admin, [t], wanted)
     else:
         assert topic is not None
-        everywhere, per = offsets.parse_before(before)
         tps = offsets.partitions_of(admin, [topic], sorted(per) if everywhere is None else None)
         if per:
             offsets.partitions_of(admin, [topic], sorted(per))

@@ -7,6 +7,7 @@ import typer
 from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT32_MAX, bounded
 
 app = typer.Typer(
     help="List, describe, create and delete topics; add partitions.", no_args_is_help=True
@@ -173,10 +174,16 @@ def create(
     name: str | None = typer.Argument(None, help="Topic name (or --topic)."),
     topic_option: str | None = typer.Option(None, "--topic", help=_TOPIC_OPTION_HELP),
     partitions: int | None = typer.Option(
-        None, "--partitions", help="Partition count (default: the broker's)."
+        None,
+        "--partitions",
+        help="Partition count (default: the broker's).",
+        callback=bounded("--partitions", 1, INT32_MAX),
     ),
     replication_factor: int | None = typer.Option(
-        None, "--replication-factor", help="Replicas per partition (default: the broker's)."
+        None,
+        "--replication-factor",
+        help="Replicas per partition (default: the broker's).",
+        callback=bounded("--replication-factor", 1, 32767),
     ),
     config: list[str] = typer.Option([], "--config", help="Topic config name=value (repeatable)."),
     replica_assignment: str | None = typer.Option(
@@ -269,7 +276,12 @@ def add_partitions(
     topic_option: str | None = typer.Option(
         None, "--topic", help=_TOPIC_OPTION_HELP, autocompletion=topic_names
     ),
-    partitions: int = typer.Option(..., "--partitions", help="The new total partition count."),
+    partitions: int = typer.Option(
+        ...,
+        "--partitions",
+        help="The new total partition count.",
+        callback=bounded("--partitions", 1, INT32_MAX),
+    ),
     replica_assignment: str | None = typer.Option(
         None, "--replica-assignment", help="Placement of the new partitions only (1:2,2:3)."
     ),
