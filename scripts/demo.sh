@@ -51,8 +51,8 @@ done
 if command -v java >/dev/null 2>&1 || [ -n "${JAVA_HOME:-}" ]; then
   step analytics lag "$samples" --window 4 --level partition --master 'local[2]'
 fi
-# A real segment, written by an Apache Kafka 3.8 broker (shared fixtures), decoded offline:
-seg="../shared/fixtures/kafka-3.8-kraft-logs/foo-0/00000000000000000000.log"
+# A real segment, written by an Apache Kafka 3.8 broker (tests/data, with its provenance), decoded offline:
+seg="tests/data/kafka-3.8-kraft-logs/foo-0/00000000000000000000.log"
 if "$K" dump-segment --help >/dev/null 2>&1 && [ -f "$seg" ]; then
   step dump-segment --deep-iteration --print-data-log "$seg"
 fi

@@ -1,4 +1,4 @@
-"""``replicas compare`` on copies of real Kafka partition directories (../shared/fixtures), with
+"""``replicas compare`` on copies of real Kafka partition directories (tests/data), with
 divergence injected into the copies: a flipped byte, a truncated tail, a missing segment."""
 
 from __future__ import annotations

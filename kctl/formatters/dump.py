@@ -1,10 +1,11 @@
 """Rendering of ``kctl dump-segment``: DumpLogSegments' text lines (default and ``-o plain``),
 streamed ``-o json``/``jsonl`` documents, and the collected ``table``/``csv``/``yaml`` output.
 
-The command decodes (through :mod:`kctl.logfmt` and :mod:`kctl.forensics`) and hands batches,
-record tuples, index entries, snapshots and summaries to one :class:`DumpWriter`; nothing else
-in the dump path writes to stdout. Problems go to stderr (and, in the structured formats, into
-the stream as objects).
+:mod:`kctl.dump` reads and decodes (through :mod:`kctl.logfmt`) and yields result items
+(:mod:`kctl.dump.model`: batches, record tuples with their decoded keys and values, index
+entries, snapshots, summaries, problems); the command hands each to one :class:`DumpWriter`
+(:meth:`DumpWriter.write`); nothing else in the dump path writes to stdout. Problems go to
+stderr (and, in the structured formats, into the stream as objects).
 """
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ import base64
 from collections.abc import Callable
 from typing import IO, Any
 
+from kctl.dump import model as M
 from kctl.formatters import to_json
+from kctl.logfmt.batch import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    DELETE_HORIZON_BIT,
+    LOG_OVERHEAD,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    V2Header,
+)
 
 TEXT_FORMATS = (None, "plain")
 
@@ -30,11 +41,6 @@ BATCH_COLUMNS = (
     "codec",
     "is_valid",
 )
-
-# (key, value) -> {"key": ..., "value": ...}; raises ValueError (DecodeError) on bad bytes.
-PayloadDecoder = Callable[[bytes | None, bytes | None], dict[str, Any]]
-# (key, value) of a control record -> its meaning; raises ValueError on bad bytes.
-ControlDecoder = Callable[[bytes | None, bytes | None], dict[str, Any]]
 
 
 def note(text: str) -> None:
@@ -127,14 +133,14 @@ def _v2_template(attrs: int) -> str:
     timestamp type, codec) written in."""
     from kctl.logfmt.codecs import codec_name
 
-    horizon = "OptionalLong[%d]" if attrs & 0x40 else "OptionalLong.empty"
-    ts_type = "LogAppendTime" if attrs & 0x08 else "CreateTime"
-    codec = codec_name(attrs & 0x07).replace("%", "%%")
+    horizon = "OptionalLong[%d]" if attrs & DELETE_HORIZON_BIT else "OptionalLong.empty"
+    ts_type = "LogAppendTime" if attrs & TIMESTAMP_TYPE_BIT else "CreateTime"
+    codec = codec_name(attrs & COMPRESSION_MASK).replace("%", "%%")
     return (
         "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d "
         "producerId: %d producerEpoch: %d partitionLeaderEpoch: %d "
-        f"isTransactional: {'true' if attrs & 0x10 else 'false'} "
-        f"isControl: {'true' if attrs & 0x20 else 'false'} deleteHorizonMs: {horizon} "
+        f"isTransactional: {'true' if attrs & TRANSACTIONAL_BIT else 'false'} "
+        f"isControl: {'true' if attrs & CONTROL_BIT else 'false'} deleteHorizonMs: {horizon} "
         f"position: %d {ts_type}: %d size: %d magic: 2 compresscodec: {codec} crc: %d "
         "isvalid: true"
     )
@@ -157,8 +163,6 @@ class DumpWriter:
         skip_meta: bool = False,
         key_format: str = "text",
         value_format: str = "text",
-        payload: PayloadDecoder | None = None,
-        control: ControlDecoder | None = None,
     ) -> None:
         self.fmt = fmt
         self.out = out
@@ -167,11 +171,44 @@ class DumpWriter:
         self.skip_meta = skip_meta
         self.key_format = key_format
         self.value_format = value_format
-        self.payload = payload
-        self.control = control
         self.problems = 0
         self.first = True  # for the streamed -o json array
         self.collected: list[dict[str, Any]] = []
+        self._render: dict[type, Callable[[Any], None]] = {
+            M.V2Headers: lambda i: self.v2_lines(i.base, i.heads),
+            M.RecordsJson: lambda i: self.batch_with_records_json(i.file, i.batch, i.records),
+            M.Records: lambda i: self.records(i.path, i.batch, i.data, i.rows, i.decoded),
+            M.Batches: self._batches,
+            M.Found: lambda i: self.problem(i.path, i.problem),
+            M.Note: lambda i: note(i.text),
+            M.FileStart: lambda i: self.file_start(i.path),
+            M.LogStart: lambda i: self.log_start(i.kind, i.base_offset, i.snapshot),
+            M.GapReport: lambda i: self.offset_gaps(i.path, i.pairs, i.total),
+            M.Partition: lambda i: self.partition(i.summary),
+            M.IndexSanityPassed: lambda i: self.index_sanity_passed(i.path),
+            M.IndexEmpty: lambda i: self.index_empty(i.path),
+            M.IndexEntry: self._index_entry,
+            M.AbortedTxn: lambda i: self.aborted_txn(i.file, i.txn),
+            M.ProducerEntry: lambda i: self.producer_entry(i.file, i.snapshot, i.entry),
+            M.SmallDocument: lambda i: self.small_document(i.file, i.kind, i.doc),
+        }
+
+    def write(self, item: Any) -> None:
+        """Render one result item of :func:`kctl.dump.dump`."""
+        self._render[type(item)](item)
+
+    def _batches(self, item: M.Batches) -> None:
+        batch, file = self.batch, item.file
+        for b in item.batches:
+            batch(file, b)
+
+    def _index_entry(self, item: M.IndexEntry) -> None:
+        from kctl.logfmt.indexes import OffsetEntry
+
+        if isinstance(item.entry, OffsetEntry):
+            self.offset_index_entry(item.path, item.entry)
+        else:
+            self.time_index_entry(item.path, item.entry)
 
     # -- the stream --------------------------------------------------------------------------
     def obj(self, doc: dict[str, Any]) -> None:
@@ -248,7 +285,7 @@ class DumpWriter:
             self.line(f"Snapshot end offset: {snapshot[0]}, epoch: {snapshot[1]}")
 
     def partition(self, summary: Any) -> None:
-        """One partition directory's summary (:class:`kctl.forensics.PartitionSummary`)."""
+        """One partition directory's summary (:class:`kctl.dump.summary.PartitionSummary`)."""
         if self.text:
             r = summary.row()
             self.line(" ".join(f"{k}: {text_value(v)}" for k, v in r.items()))
@@ -273,57 +310,69 @@ class DumpWriter:
         else:
             self.obj(batch_doc(file, b))
 
-    def v2_lines(self, base: int, heads: list[tuple[int, tuple[Any, ...]]]) -> None:
-        """Text lines of valid magic-2 batches straight from their header fields (as
+    def v2_lines(self, base: int, heads: list[tuple[int, V2Header]]) -> None:
+        """Text lines of valid magic-2 batches straight from their headers (as
         :func:`kctl.logfmt.batch.v2_headers` gives them, positions relative to ``base``):
         exactly :func:`batch_text` of their :class:`Batch`, without building one."""
         templates = _V2_TEMPLATES
-        lines = []
+        lines: list[str] = []
         append = lines.append
-        for pos, f in heads:
-            # base offset, length, leader epoch, magic, crc, attributes, last offset delta,
-            # first timestamp, max timestamp, producer id, producer epoch, base sequence, count
-            attrs = f[5]
+        for pos, h in heads:
+            # Every field by name, in one step (V2Header's order; this is the hot loop).
+            (
+                base_offset,
+                length,
+                leader_epoch,
+                _magic,
+                crc,
+                attrs,
+                last_delta,
+                first_ts,
+                max_ts,
+                producer_id,
+                producer_epoch,
+                base_seq,
+                records_count,
+            ) = h
             t = templates.get(attrs)
             if t is None:
                 t = templates[attrs] = _v2_template(attrs)
-            bo, last_delta, base_seq = f[0], f[6], f[11]
             last_seq = -1 if base_seq < 0 else (base_seq + last_delta) & 0x7FFFFFFF
-            if attrs & 0x40:  # the delete horizon is the first timestamp
+            if attrs & DELETE_HORIZON_BIT:  # the delete horizon is the first timestamp
                 append(
                     t
                     % (
-                        bo,
-                        bo + last_delta,
-                        f[12],
+                        base_offset,
+                        base_offset + last_delta,
+                        records_count,
                         base_seq,
                         last_seq,
-                        f[9],
-                        f[10],
-                        f[2],
-                        f[7],
+                        producer_id,
+                        producer_epoch,
+                        leader_epoch,
+                        first_ts,
                         base + pos,
-                        f[8],
-                        f[1] + 12,
-                        f[4],
+                        max_ts,
+                        length + LOG_OVERHEAD,
+                        crc,
                     )
                 )
             else:
                 append(
                     t
                     % (
-                        bo,
-                        bo + last_delta,
-                        f[12],
+                        base_offset,
+                        base_offset + last_delta,
+                        records_count,
                         base_seq,
                         last_seq,
-                        f[9],
-                        f[10],
-                        f[2],
+                        producer_id,
+                        producer_epoch,
+                        leader_epoch,
                         base + pos,
-                        f[8],
-                        f[1] + 12,
-                        f[4],
+                        max_ts,
+                        length + LOG_OVERHEAD,
+                        crc,
                     )
                 )
         if lines:
@@ -334,33 +383,29 @@ class DumpWriter:
         """A batch whose records the fast path already wrote as JSON (``{..},{..}``)."""
         self.raw(to_json(batch_doc(file, b), indent=False)[:-1] + ',"records":[' + records + "]}")
 
-    def _record_problem(self, path: Any, b: Any, offset: int, exc: Exception) -> None:
-        from kctl.logfmt.batch import Problem
-
-        self.problem(
-            path,
-            Problem(b.position, "records", f"record at offset {offset}: {exc}", b.next_position),
-        )
-
-    def _control_info(self, data: Any, r: tuple[Any, ...]) -> dict[str, Any]:
-        kp, kl, vp, vl = r[2], r[3], r[4], r[5]
-        key = None if kl < 0 else bytes(data[kp : kp + kl])
-        value = None if vl < 0 else bytes(data[vp : vp + vl])
-        assert self.control is not None
-        return self.control(key, value)
-
-    def records(self, path: Any, b: Any, data: Any, rows: list[tuple[Any, ...]]) -> None:
+    def records(
+        self,
+        path: Any,
+        b: Any,
+        data: Any,
+        rows: list[tuple[Any, ...]],
+        decoded: list[dict[str, Any] | None] | None = None,
+    ) -> None:
         """A batch and its records: ``rows`` are :func:`kctl.logfmt.batch.decode_records`
-        tuples whose positions index ``data``."""
+        tuples whose positions index ``data``; ``decoded`` (see :class:`kctl.dump.model.Records`)
+        the meanings of control records or the decoded keys and values, one per row."""
         if self.text:
-            self._records_text(path, b, data, rows)
+            self._records_text(b, data, rows, decoded)
         else:
-            self._records_json(path, b, data, rows)
+            self._records_json(path, b, data, rows, decoded)
 
-    def _records_text(self, path: Any, b: Any, data: Any, rows: list[tuple[Any, ...]]) -> None:
+    def _records_text(
+        self, b: Any, data: Any, rows: list[tuple[Any, ...]], decoded: list[Any] | None
+    ) -> None:
         out: list[str] = [batch_text(b)]
         ts_type = b.timestamp_type
         v2 = b.magic >= 2
+        each = iter(decoded) if decoded is not None else None
         for r in rows:
             offset, ts, kp, kl, vp, vl, headers, seq = r[:8]
             parts = ["|"]
@@ -370,30 +415,24 @@ class DumpWriter:
                     parts.append(f"sequence: {seq} headerKeys: [{','.join(h[0] for h in headers)}]")
                 else:
                     parts.append(f"isValid: {'true' if r[10] else 'false'} crc: {r[9]}")
-                if b.is_control:
-                    try:
-                        c = self._control_info(data, r)
-                        if "coordinator_epoch" in c:
-                            parts.append(
-                                f"endTxnMarker: {c['type']} "
-                                f"coordinatorEpoch: {c['coordinator_epoch']}"
-                            )
-                        else:
-                            parts.append(f"{c['type']} {to_json(c.get('data'), indent=False)}")
-                    except ValueError as exc:
-                        self._record_problem(path, b, offset, exc)
+                if b.is_control and each is not None:
+                    c = next(each)  # None: it did not decode (a problem came before)
+                    if c is not None and "coordinator_epoch" in c:
+                        parts.append(
+                            f"endTxnMarker: {c['type']} coordinatorEpoch: {c['coordinator_epoch']}"
+                        )
+                    elif c is not None:
+                        parts.append(f"{c['type']} {to_json(c.get('data'), indent=False)}")
             if self.data and not b.is_control:
-                key = None if kl < 0 else bytes(data[kp : kp + kl])
-                value = None if vl < 0 else bytes(data[vp : vp + vl])
-                if self.payload:
-                    try:
-                        d = self.payload(key, value)
+                if each is not None:
+                    d = next(each)
+                    if d is not None:
                         if d["key"] is not None:
                             parts.append("key: " + to_json(d["key"], indent=False))
                         parts.append("payload: " + to_json(d["value"], indent=False))
-                    except ValueError as exc:
-                        self._record_problem(path, b, offset, exc)
                 else:
+                    key = None if kl < 0 else bytes(data[kp : kp + kl])
+                    value = None if vl < 0 else bytes(data[vp : vp + vl])
                     if key is not None:
                         parts.append(f"key: {fmt_bytes(key, self.key_format)}")
                     if value is not None:
@@ -401,10 +440,18 @@ class DumpWriter:
             out.append(" ".join(parts))
         self.out.write("\n".join(out) + "\n")
 
-    def _records_json(self, path: Any, b: Any, data: Any, rows: list[tuple[Any, ...]]) -> None:
+    def _records_json(
+        self,
+        path: Any,
+        b: Any,
+        data: Any,
+        rows: list[tuple[Any, ...]],
+        decoded: list[Any] | None,
+    ) -> None:
         doc = batch_doc(str(path), b)
         recs = []
         v2 = b.magic >= 2
+        each = iter(decoded) if decoded is not None else None
         for r in rows:
             offset, ts, kp, kl, vp, vl, headers, seq = r[:8]
             rec: dict[str, Any] = {}
@@ -420,21 +467,18 @@ class DumpWriter:
                 if not v2:
                     rec["crc"] = r[9]
                     rec["is_valid"] = r[10]
-                if b.is_control:
-                    try:
-                        rec["control"] = self._control_info(data, r)
-                    except ValueError as exc:
-                        self._record_problem(path, b, offset, exc)
+                if b.is_control and each is not None:
+                    c = next(each)
+                    if c is not None:
+                        rec["control"] = c
             if self.data and not b.is_control:
-                key = None if kl < 0 else bytes(data[kp : kp + kl])
-                value = None if vl < 0 else bytes(data[vp : vp + vl])
-                if self.payload:
-                    try:
-                        d = self.payload(key, value)
+                if each is not None:
+                    d = next(each)
+                    if d is not None:
                         rec["key"], rec["payload"] = d["key"], d["value"]
-                    except ValueError as exc:
-                        self._record_problem(path, b, offset, exc)
                 else:
+                    key = None if kl < 0 else bytes(data[kp : kp + kl])
+                    value = None if vl < 0 else bytes(data[vp : vp + vl])
                     rec["key"] = fmt_bytes(key, self.key_format)
                     rec["payload"] = fmt_bytes(value, self.value_format)
                     if headers:

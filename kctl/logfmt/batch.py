@@ -13,7 +13,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kctl.logfmt.codecs import CodecError, codec_name, decompress
 from kctl.logfmt.wire import DecodeError, read_uvarint
@@ -21,6 +21,7 @@ from kctl.logfmt.wire import DecodeError, read_uvarint
 LOG_OVERHEAD = 12  # base offset (8) + length (4)
 V2_HEADER = 61
 V2_MIN_LENGTH = V2_HEADER - LOG_OVERHEAD
+V2_CRC_START = 21  # the CRC-32C of a magic-2 batch covers its bytes from the attributes on
 LEGACY_MIN_LENGTH = {0: 14, 1: 22}
 
 COMPRESSION_MASK = 0x07
@@ -47,7 +48,7 @@ _CONTROL_SCHEMAS = {
 }
 
 _HEAD = struct.Struct(">qiib")  # base offset, length, partition leader epoch / legacy crc, magic
-_V2 = struct.Struct(">qiibIhiqqqhii")
+_V2 = struct.Struct(">qiibIhiqqqhii")  # the 61 bytes of a V2Header, in its field order
 _LEGACY = struct.Struct(">qiIbb")
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
@@ -92,6 +93,30 @@ def _load_crc32c() -> Any:
 
         return crc32c.crc32c
     return mod.crc32c
+
+
+class V2Header(NamedTuple):
+    """The 61-byte header of a magic-2 record batch, as it lies on disk (``_V2`` unpacks it;
+    :func:`v2_headers` wraps each result with ``V2Header._make``). ``length`` excludes the
+    12-byte log overhead; ``attributes`` holds the codec (:data:`COMPRESSION_MASK`) and the
+    ``*_BIT`` flags."""
+
+    base_offset: int
+    length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    first_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+
+_v2_header = V2Header._make
 
 
 @dataclass(slots=True)
@@ -174,44 +199,29 @@ def _last_sequence(base_sequence: int, delta: int) -> int:
     return -1 if base_sequence < 0 else (base_sequence + delta) & 0x7FFFFFFF
 
 
-def v2_batch(pos: int, fields: tuple[Any, ...], computed_crc: int) -> Batch:
-    """The :class:`Batch` of a magic-2 header: ``fields`` as ``_V2`` unpacks the 61 bytes at
-    ``pos`` (base offset, length, partition leader epoch, magic, crc, attributes, last offset
-    delta, first and max timestamp, producer id and epoch, base sequence, count)."""
-    (
-        base_offset,
-        length,
-        ple,
-        _,
-        crc,
-        attrs,
-        last_delta,
-        first_ts,
-        max_ts,
-        pid,
-        epoch,
-        base_seq,
-        count,
-    ) = fields
+def v2_batch(pos: int, h: V2Header, computed_crc: int) -> Batch:
+    """The :class:`Batch` of the magic-2 header ``h`` found at ``pos``."""
+    attrs = h.attributes
+    first_ts = h.first_timestamp
     return Batch(
         position=pos,
-        base_offset=base_offset,
-        last_offset=base_offset + last_delta,
-        count=count,
-        size=LOG_OVERHEAD + length,
+        base_offset=h.base_offset,
+        last_offset=h.base_offset + h.last_offset_delta,
+        count=h.records_count,
+        size=LOG_OVERHEAD + h.length,
         magic=2,
-        crc=crc,
-        is_valid=computed_crc == crc,
+        crc=h.crc,
+        is_valid=computed_crc == h.crc,
         attributes=attrs,
         codec=codec_name(attrs & COMPRESSION_MASK),
         timestamp_type=_timestamp_type(2, attrs),
-        max_timestamp=max_ts,
+        max_timestamp=h.max_timestamp,
         first_timestamp=first_ts,
-        partition_leader_epoch=ple,
-        base_sequence=base_seq,
-        last_sequence=_last_sequence(base_seq, last_delta),
-        producer_id=pid,
-        producer_epoch=epoch,
+        partition_leader_epoch=h.partition_leader_epoch,
+        base_sequence=h.base_sequence,
+        last_sequence=_last_sequence(h.base_sequence, h.last_offset_delta),
+        producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch,
         is_transactional=bool(attrs & TRANSACTIONAL_BIT),
         is_control=bool(attrs & CONTROL_BIT),
         delete_horizon_ms=first_ts if attrs & DELETE_HORIZON_BIT else None,
@@ -241,8 +251,8 @@ def _parse_at(buf: Any, pos: int, end: int) -> tuple[Batch | None, str | None, s
             f"batch of {size} bytes runs past the end of the data ({avail} bytes left)",
         )
     if magic == 2:
-        fields = _V2.unpack_from(buf, pos)
-        return v2_batch(pos, fields, _crc32c_fn()(buf[pos + 21 : pos + size])), None, ""
+        head = _v2_header(_V2.unpack_from(buf, pos))
+        return v2_batch(pos, head, _crc32c_fn()(buf[pos + V2_CRC_START : pos + size])), None, ""
     _, _, crc, _, attrs = _LEGACY.unpack_from(buf, pos)
     computed = zlib.crc32(buf[pos + 16 : pos + size]) & 0xFFFFFFFF
     ts = -1
@@ -274,30 +284,34 @@ def _parse_at(buf: Any, pos: int, end: int) -> tuple[Batch | None, str | None, s
     )
 
 
-def v2_headers(
-    buf: Any, start: int, end: int
-) -> tuple[list[tuple[int, tuple[Any, ...]]], int, int]:
+def v2_headers(buf: Any, start: int, end: int) -> tuple[list[tuple[int, V2Header]], int, int]:
     """The fast walk for what most segments hold from end to end: well-formed magic-2 batches
-    whose checksum holds, lying wholly in ``buf[start:end]``. Returns ([(position, header
-    fields as :func:`v2_batch` takes them)], the position where it stopped, and the size of the
-    batch there when ``end`` cut it (0 when it stopped at anything else, which :func:`scan`
-    then reports exactly as it would have)."""
+    whose checksum holds, lying wholly in ``buf[start:end]``. Returns ([(position, header)],
+    the position where it stopped, and the size of the batch there when ``end`` cut it (0 when
+    it stopped at anything else, which :func:`scan` then reports exactly as it would have)."""
     crc32c = _crc32c_fn()
     unpack = _V2.unpack_from
-    heads: list[tuple[int, tuple[Any, ...]]] = []
+    new, header = tuple.__new__, V2Header  # as V2Header._make, without its call overhead
+    overhead, min_length, crc_start, header_size = (
+        LOG_OVERHEAD,
+        V2_MIN_LENGTH,
+        V2_CRC_START,
+        V2_HEADER,
+    )
+    heads: list[tuple[int, V2Header]] = []
     append = heads.append
     pos = start
-    while end - pos >= V2_HEADER:
-        fields = unpack(buf, pos)
-        length = fields[1]
-        if fields[3] != 2 or length < V2_MIN_LENGTH:
+    while end - pos >= header_size:
+        head = new(header, unpack(buf, pos))
+        length = head.length
+        if head.magic != 2 or length < min_length:
             return heads, pos, 0
-        nxt = pos + LOG_OVERHEAD + length
+        nxt = pos + overhead + length
         if nxt > end:
-            return heads, pos, LOG_OVERHEAD + length
-        if crc32c(buf[pos + 21 : nxt]) != fields[4]:
+            return heads, pos, overhead + length
+        if crc32c(buf[pos + crc_start : nxt]) != head.crc:
             return heads, pos, 0
-        append((pos, fields))
+        append((pos, head))
         pos = nxt
     return heads, pos, V2_HEADER if pos < end else 0
 
@@ -391,7 +405,7 @@ def _v2_records(
     value_len, headers, sequence, attributes). ``key_len``/``value_len`` is -1 for null; header
     list is empty when there are none. This is the hot loop: single-byte varints are decoded
     inline."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     append = out.append
     pos = 0
     end = len(data)

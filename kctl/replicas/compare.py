@@ -1,7 +1,7 @@
 """Byte-level comparison of one partition's replicas, batch by batch.
 
 The same functions serve both the offline ``replicas compare`` (partition directories copied from
-several brokers, read with :mod:`kctl.forensics` and decoded with :mod:`kctl.logfmt.batch`) and
+several brokers, read with :mod:`kctl.dump.files` and decoded with :mod:`kctl.logfmt.batch`) and
 the online ``replicas verify`` (record batches fetched from each replica). Followers copy the
 leader's batches byte for byte, so base offset, last offset, size, stored CRC and partition
 leader epoch of each batch must be the same on every replica; where they are not, the replicas
@@ -138,7 +138,7 @@ def batch_keys(
 
 def read_partition_dir(path: Path, name: str | None = None) -> ReplicaLog:
     """Every segment of a partition directory, in base-offset order."""
-    from kctl.forensics import base_offset_of, mapped
+    from kctl.dump.files import base_offset_of, mapped
 
     log = ReplicaLog(name or str(path))
     for seg in sorted(path.glob("*.log"), key=base_offset_of):

@@ -1,0 +1,171 @@
+"""Reading ``.index`` and ``.timeindex`` files: their entries, Kafka's sanity check, and the
+check of every entry against the segment beside them (DumpLogSegments' verification)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kctl.dump.files import base_offset_of, mapped
+from kctl.dump.model import DumpOptions, Found, IndexEmpty, IndexEntry, IndexSanityPassed, Note
+from kctl.logfmt import batch as B
+from kctl.logfmt import indexes as X
+
+
+def read_index(path: Path, kind: str, opts: DumpOptions) -> Generator[Any, None, int]:
+    """The items of one index file (``kind`` "index" or "timeindex"). Returns how many
+    problems it found."""
+    check = (check_offset_index if kind == "index" else check_time_index)(
+        path, verify=not opts.sanity_only
+    )
+    problems = 0
+    if opts.sanity_only:
+        if check.sanity:
+            for reason in check.sanity:
+                problems += 1
+                yield Found(path, B.Problem(0, "index", f"sanity check failed: {reason}"))
+        else:
+            yield IndexSanityPassed(path)
+        return problems
+    if not check.entries:
+        yield IndexEmpty(path)
+    if not check.log_found:
+        yield Note(
+            f"kctl: {path}: no segment {path.name.split('.', 1)[0]}.log next to it, not verified"
+        )
+    if not opts.verify_only:
+        for e in check.entries:
+            yield IndexEntry(path, e)
+    found = list(check.problems)
+    for idx_off, log_off in check.mismatches:
+        found.append(B.Problem(0, "index", f"Index offset: {idx_off}, log offset: {log_off}"))
+    for idx_off, log_off in check.not_found:
+        found.append(
+            B.Problem(0, "index", f"Indexed offset: {idx_off}, found log offset: {log_off}")
+        )
+    for idx_ts, log_ts in check.timestamp_mismatches:
+        found.append(B.Problem(0, "index", f"Index timestamp: {idx_ts}, log timestamp: {log_ts}"))
+    for idx_ts, prev in check.out_of_order:
+        found.append(
+            B.Problem(
+                0, "index", f"Index timestamp: {idx_ts}, Previously indexed timestamp: {prev}"
+            )
+        )
+    for p in found:
+        yield Found(path, p)
+    return problems + len(found)
+
+
+# ---------------------------------------------------------------------------------------------
+# Index checks against the segment
+
+
+@dataclass
+class IndexCheck:
+    """Entries and what does not match the segment, in DumpLogSegments' terms."""
+
+    entries: list[Any] = field(default_factory=list)
+    mismatches: list[tuple[int, int]] = field(default_factory=list)  # (index, log)
+    not_found: list[tuple[int, int]] = field(default_factory=list)  # time index → offset
+    timestamp_mismatches: list[tuple[int, int]] = field(default_factory=list)
+    out_of_order: list[tuple[int, int]] = field(default_factory=list)
+    problems: list[B.Problem] = field(default_factory=list)
+    sanity: list[str] = field(default_factory=list)
+    log_found: bool = True
+
+
+def _segment(path: Path) -> Path:
+    return path.with_name(path.name.split(".", 1)[0] + ".log")
+
+
+def _read_index(
+    path: Path, entries: Any, sanity: Any, verify: bool
+) -> tuple[IndexCheck, Path | None]:
+    """Entries and sanity of one index file, and its segment when it should be checked."""
+    base = base_offset_of(path)
+    out = IndexCheck()
+    with mapped(path) as data:
+        out.entries = list(entries(data, base))
+        out.sanity = sanity(data, base)
+    log = _segment(path)
+    if not verify:
+        return out, None
+    if not log.exists():
+        out.log_found = False
+        return out, None
+    return out, log
+
+
+def check_offset_index(path: Path, *, verify: bool = True) -> IndexCheck:
+    out, log = _read_index(path, X.offset_entries, X.offset_index_sanity, verify)
+    if log is None:
+        return out
+    with mapped(log) as seg:
+        size = len(seg)
+        for entry in out.entries:
+            if entry.position < 0 or entry.position >= size:
+                out.problems.append(
+                    B.Problem(
+                        entry.position,
+                        "index",
+                        f"index entry for offset {entry.offset} points at byte "
+                        f"{entry.position}, beyond the segment ({size} bytes)",
+                    )
+                )
+                continue
+            batch, _, reason = B._parse_at(memoryview(seg), entry.position, size)
+            if batch is None:
+                out.problems.append(
+                    B.Problem(
+                        entry.position,
+                        "index",
+                        f"index entry for offset {entry.offset} points at no batch ({reason})",
+                    )
+                )
+                continue
+            if batch.last_offset != entry.offset:
+                out.mismatches.append((entry.offset, batch.last_offset))
+    return out
+
+
+def check_time_index(path: Path, *, verify: bool = True) -> IndexCheck:
+    out, log = _read_index(path, X.time_entries, X.time_index_sanity, verify)
+    if log is None:
+        return out
+    base = base_offset_of(path)
+    offset_index: list[X.OffsetEntry] = []
+    idx_path = path.with_name(path.name.split(".", 1)[0] + ".index")
+    if idx_path.exists():
+        with mapped(idx_path) as idx:
+            offset_index = list(X.offset_entries(idx, base))
+    prev = -1
+    with mapped(log) as seg:
+        for entry in out.entries:
+            start = 0
+            for oe in offset_index:  # the last index entry at or below the offset
+                if oe.offset <= entry.offset and 0 <= oe.position < len(seg):
+                    start = oe.position
+            found: B.Batch | None = None
+            for item in B.scan(seg, start, resync=False):
+                if isinstance(item, B.Batch) and item.last_offset >= entry.offset:
+                    found = item
+                    break
+            if found is None:
+                out.not_found.append((entry.offset, -1))
+            elif found.last_offset != entry.offset:
+                out.not_found.append((entry.offset, found.last_offset))
+            else:
+                try:
+                    _, rows = B.decode_records(seg, found)
+                    max_ts = max((r[1] for r in rows), default=-1)
+                except ValueError as exc:
+                    out.problems.append(B.Problem(found.position, "records", str(exc)))
+                    max_ts = found.max_timestamp
+                if max_ts != entry.timestamp:
+                    out.timestamp_mismatches.append((entry.timestamp, max_ts))
+                if prev >= entry.timestamp:
+                    out.out_of_order.append((entry.timestamp, prev))
+            prev = entry.timestamp
+    return out
