@@ -192,8 +192,12 @@ def profile_from_dict(name: str, data: Any, where: str) -> Profile:
         if not isinstance(data["sasl"], dict):
             raise ConfigError(f"profile {name!r}: sasl is not a mapping")
         _check_keys(data["sasl"], {"mechanism", "username", "password"}, f"profile {name!r} sasl")
-        sasl = Sasl(**{k: (None if v is None else str(v)) for k, v in data["sasl"].items()})
-        sasl.mechanism = (sasl.mechanism or "PLAIN").upper()
+        raw = {k: (None if v is None else str(v)) for k, v in data["sasl"].items()}
+        sasl = Sasl(
+            mechanism=(raw.get("mechanism") or "PLAIN").upper(),
+            username=raw.get("username"),
+            password=raw.get("password"),
+        )
         if sasl.mechanism not in SASL_MECHANISMS:
             raise ConfigError(
                 f"profile {name!r} has sasl mechanism {sasl.mechanism!r}",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything (kctl with the local engines, Spark extra and dev tools into .venv; Apache
 # Kafka's jars through Maven into kctl's cache) and runs the lint checks and the whole test suite
-# against a real 3-broker Apache Kafka cluster on loopback. .ci/run calls this.
+# against a real 3-broker Apache Kafka cluster on loopback, after ruff and the type checker.
+# .ci/run calls this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,4 +14,5 @@ python3 -m venv .venv
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/mypy   # every kctl module; strict on the pure layers (pyproject.toml [tool.mypy])
 .venv/bin/python -m pytest -rs -q "$@"

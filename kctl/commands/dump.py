@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from kctl.commands._common import example, note
+from kctl.commands._common import example, note, output_view
 from kctl.logfmt import FILE_TYPES
 
 EPILOG = example(
@@ -115,6 +115,7 @@ def dump_segment(
         skip_meta=skip_record_metadata,
         key_format=key_format,
         value_format=value_format,
+        view=output_view(),
     )
     opts = DumpOptions(
         deep=deep_iteration or print_data_log or decoder is not None,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from kctl.dump import model as M
-from kctl.formatters import to_json
+from kctl.formatters import View, to_json
 from kctl.logfmt.batch import (
     COMPRESSION_MASK,
     CONTROL_BIT,
@@ -163,8 +163,12 @@ class DumpWriter:
         skip_meta: bool = False,
         key_format: str = "text",
         value_format: str = "text",
+        view: View | None = None,
     ) -> None:
+        """``fmt``: -o as given (None: Kafka's text); ``view``: for -o table|csv|yaml, how the
+        collected rows are shown (headers, colour)."""
         self.fmt = fmt
+        self.view = view
         self.out = out
         self.text = fmt in TEXT_FORMATS
         self.data = data
@@ -256,7 +260,7 @@ class DumpWriter:
             self._emit_collected()
 
     def _emit_collected(self) -> None:
-        from kctl.formatters import Output, cols, emit
+        from kctl.formatters import Output, View, cols, emit
 
         rows = self.collected
         keys: list[str] = []
@@ -266,7 +270,8 @@ class DumpWriter:
                     keys.append(k)
         if "base_offset" in keys:  # batches: the columns that fit a terminal
             keys = [k for k in BATCH_COLUMNS if k in keys] + [k for k in keys if k == "problem"]
-        emit(Output(rows, cols(*keys), doc=rows), self.out)
+        view = self.view or View(self.fmt or "table")
+        emit(Output(rows, cols(*keys), doc=rows), view, self.out)
 
     # -- files -------------------------------------------------------------------------------
     def file_start(self, path: Any) -> None:
