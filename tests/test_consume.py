@@ -282,3 +282,32 @@ def test_conflicting_or_invalid_options_are_usage_errors(kctl, new_topic, args, 
     r = kctl("consume", "any-topic", *args)
     assert r.code == 2, r
     assert message in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_writer_told_to_stop_while_stdout_blocks_finishes_its_record_only():
+    """The writer blocks on a full pipe; told to stop (as the signal handler does) while the
+    reader drains it, it ends at a record boundary: whole lines only, and it says how many."""
+    import os
+    import threading
+
+    from kctl.formatters.stream import Writer
+
+    records = [b"%06d:" % i + b"y" * 300 + b"\n" for i in range(2000)]  # ~600 KB
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(write_fd, "wb") as out, os.fdopen(read_fd, "rb") as src:
+        writer = Writer(out)
+        got = bytearray()
+
+        def drain() -> None:
+            got.extend(src.read1(1000))  # the writer is blocked on the full pipe by now
+            writer.stopping = True
+            while chunk := src.read1(1 << 16):
+                got.extend(chunk)
+
+        reader = threading.Thread(target=drain)
+        reader.start()
+        written = writer.emit(records)
+        out.close()
+        reader.join(timeout=30)
+    assert 0 < written < len(records)
+    assert bytes(got) == b"".join(records[:written])

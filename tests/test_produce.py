@@ -184,6 +184,26 @@ def test_a_refused_record_fails_the_run_and_names_the_first_error(kctl, new_topi
     assert [m.value() for m in read_all(bootstrap, topic)] == [b"small", b"small-too"]
 
 
+def test_json_summary_counts_a_refused_record_as_failed_not_unknown(kctl, new_topic, bootstrap):
+    topic = new_topic(partitions=1)
+    text = "small\n" + "x" * 5000 + "\nsmall-too\n"
+    r = kctl(
+        "produce", topic, "--partition", "0", "-X", "message.max.bytes=2000", "-o", "json",
+        input=text,
+    )  # fmt: skip
+    assert r.code == 1, r
+    doc = json.loads(r.stdout)  # stdout holds the summary document only
+    assert (doc["delivered"], doc["failed"], doc["unknown"]) == (2, 1, 0)
+    assert doc["partitions"] == [{"partition": 0, "failed": 1, "unknown": 0}]
+    assert doc["topic"] == topic and doc["stalled"] is False and doc["transaction"] is None
+    assert doc["first_error"].startswith("MSG_SIZE_TOO_LARGE")
+    assert "delivered 2, failed 1, unknown 0," in r.stderr
+    ok = kctl("produce", topic, "-o", "jsonl", input="a\nb\n")
+    assert ok.code == 0, ok
+    (line,) = ok.stdout.splitlines()
+    assert json.loads(line)["delivered"] == 2 and json.loads(line)["unknown"] == 0
+
+
 def test_sigint_mid_file_flushes_and_summary_matches_the_broker(
     new_topic, bootstrap, kctl_env, tmp_path
 ):

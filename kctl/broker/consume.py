@@ -109,7 +109,9 @@ class Consumption:
     """A consumer positioned as asked; iterate :meth:`batches` for lists of messages.
 
     Without ``--follow`` it ends when every assigned partition reached the end it had when we
-    got there (partition EOF, as ``kcat -e``); with ``--group`` partitions come from the group."""
+    got there (partition EOF, as ``kcat -e``); with ``--group`` partitions come from the group.
+    Setting ``stopping`` (a signal handler does) ends :meth:`batches` within one poll; the
+    caller hands what it wrote to :meth:`written` (with ``--group``, only that is committed)."""
 
     def __init__(self, conn: Connection, opts: ConsumeOptions) -> None:
         from kctl.broker import offsets
@@ -154,6 +156,7 @@ class Consumption:
         self.assigned: set[tuple[str, int]] = set()
         self.eof: set[tuple[str, int]] = set()
         self.ever_assigned = False
+        self.stopping = False
         if opts.group:
             self.consumer.subscribe(
                 opts.topics, on_assign=self._on_assign, on_revoke=self._on_revoke
@@ -201,7 +204,7 @@ class Consumption:
         size = self.opts.batch
         join_deadline = time.monotonic() + max(60.0, self.conn.timeout * 4)
         eof_code = KafkaError._PARTITION_EOF
-        while left is None or left > 0:
+        while (left is None or left > 0) and not self.stopping:
             msgs = consume(size if left is None else min(size, left), 0.05)
             if not msgs:
                 if self.done():
@@ -236,10 +239,14 @@ class Consumption:
                 if left is not None:
                     left -= len(good)
                 yield good
-                if self.opts.group and self.opts.commit:
-                    self._store(good)
             if self.done():
                 return
+
+    def written(self, msgs: list[Any]) -> None:
+        """Records the caller wrote out: with ``--group`` (and commit), their offsets are
+        stored for the next commit (auto-commit, and the one on close)."""
+        if msgs and self.opts.group and self.opts.commit:
+            self._store(msgs)
 
     def _store(self, msgs: list[Any]) -> None:
         from confluent_kafka import TopicPartition

@@ -51,15 +51,48 @@ class ProduceOptions:
     jsonl: bool = False
 
 
+# Delivery report errors that mean the record is not on the broker: the client refused it or
+# the broker rejected it for what it is. Any other error (timeouts, purges, lost connections,
+# retriable broker errors after their retries, idempotence errors) leaves its fate unknown:
+# an earlier attempt may have been written. The Python client has no message persistence
+# status (librdkafka's rd_kafka_message_status), so the error code is all there is.
+DEFINITE_FAILURES = frozenset(
+    {
+        "MSG_SIZE_TOO_LARGE",
+        "INVALID_MSG",
+        "INVALID_MSG_SIZE",
+        "RECORD_LIST_TOO_LARGE",
+        "INVALID_RECORD",
+        "INVALID_TIMESTAMP",
+        "INVALID_REQUIRED_ACKS",
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+        "UNSUPPORTED_COMPRESSION_TYPE",
+        "POLICY_VIOLATION",
+        "TOPIC_AUTHORIZATION_FAILED",
+        "CLUSTER_AUTHORIZATION_FAILED",
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+        "_UNKNOWN_TOPIC",
+        "_UNKNOWN_PARTITION",
+        "_INVALID_ARG",
+    }
+)
+
+
 @dataclass
 class ProduceSummary:
-    delivered: int = 0
-    failed: int = 0
+    delivered: int = 0  # acknowledged by the broker
+    failed: int = 0  # definitely not on the broker
+    unknown: int = 0  # may or may not be on the broker (timed out, in flight, still queued)
     bytes: int = 0
     seconds: float = 0.0
     first_error: str | None = None
-    interrupted: bool = False
+    interrupted: bool = False  # a signal stopped reading input
+    abandoned: bool = False  # a signal during the final flush ended it at once
+    stalled: bool = False  # nothing delivered for --timeout seconds: kctl gave up
     aborted: bool = False
+    # Per partition, the records that failed or whose fate is unknown: {partition: [failed,
+    # unknown]} (records that never got a partition are not in it).
+    partitions: dict[int, list[int]] = field(default_factory=dict)
     # Bad input that stopped reading (malformed JSON line, partition out of range): what was
     # handed to the client before it is still flushed and counted; the caller reports this last.
     error: KctlError | None = None
@@ -68,22 +101,47 @@ class ProduceSummary:
     def rate(self) -> float:
         return self.delivered / self.seconds if self.seconds > 0 else 0.0
 
+    def doc(self, topic: str, transactional: bool) -> dict[str, Any]:
+        """The summary as ``-o json`` prints it (field names documented in docs/produce.md)."""
+        txn = ("aborted" if self.aborted else "committed") if transactional else None
+        return {
+            "topic": topic,
+            "delivered": self.delivered,
+            "failed": self.failed,
+            "unknown": self.unknown,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "records_per_second": round(self.rate, 1),
+            "interrupted": self.interrupted,
+            "flush_abandoned": self.abandoned,
+            "stalled": self.stalled,
+            "transaction": txn,
+            "first_error": self.first_error,
+            "partitions": [
+                {"partition": p, "failed": f, "unknown": u}
+                for p, (f, u) in sorted(self.partitions.items())
+            ],
+        }
+
 
 class _Stop(Exception):
-    """A signal arrived while we were blocked reading input."""
+    """Stop handing records over: a signal, or delivery stalled."""
 
 
 class _Signals:
-    """SIGINT/SIGTERM stop reading; records already handed to the producer are still flushed.
-    The handler raises only while we wait for input, never inside produce() bookkeeping."""
+    """SIGINT/SIGTERM stop reading; records already handed to the producer are flushed, unless
+    a signal arrives during that flush, which ends it at once. The handler raises only while we
+    wait for input, never inside produce() bookkeeping."""
 
     def __init__(self) -> None:
         self.stopped = False
         self.reading = False
+        self.count = 0
         self.previous: dict[int, Any] = {}
 
     def _handler(self, signum: int, frame: Any) -> None:
         self.stopped = True
+        self.count += 1
         if self.reading:
             raise _Stop()
 
@@ -136,28 +194,32 @@ def produce(
     sources: Iterable[tuple[str, IO[bytes]]] | None,
     single: Record | None = None,
     progress: Callable[[int], None] | None = None,
+    waiting: Callable[[int], None] | None = None,
 ) -> ProduceSummary:
-    """Send every line of every source (or the one ``single`` record); never loses what was
-    handed to the client: a signal or bad input stops reading, then everything in flight is
-    flushed and counted (bad input is returned in ``summary.error``, not raised)."""
+    """Send every line of every source (or the one ``single`` record) and count every record
+    handed to the client as delivered, failed or unknown. A signal or bad input stops reading,
+    then what is in flight is flushed (bad input is returned in ``summary.error``, not raised).
+    Reading stops, and the flush ends, when nothing was delivered for ``conn.timeout`` seconds
+    while records wait; a signal during the flush ends it at once. ``waiting(n)`` is called
+    once when the final flush has taken a second with ``n`` records still unconfirmed."""
     from confluent_kafka import KafkaException
 
     summary = ProduceSummary()
-    failures: list[Any] = []
-
-    def on_error(err: Any, msg: Any) -> None:  # delivery.report.only.error: failures only
-        if err is not None:
-            failures.append(err)
+    tally = _Tally()
 
     # The producer first: its connection, and its producer id, are under way while we check
     # the topic through its own metadata (no second client, no second connection).
-    producer, log = make_producer(conn, on_delivery=on_error, **producer_config(opts))
+    producer, log = make_producer(conn, on_delivery=tally, **producer_config(opts))
     txn = bool(opts.transactional_id)
     nudge = _PidNudge(producer, opts.topic) if opts.idempotence and not txn else None
     partitions = check_topic(Admin(conn, producer, log), opts.topic, opts.partition)
     started = time.monotonic()
+    # Records wait up to linger.ms before they are even sent: that is not a stall.
+    linger = LINGER_MS if opts.linger_ms is None else opts.linger_ms
+    watch = _Watch(producer, tally, conn.timeout + linger / 1000)
     with _Signals() as sig:
-        sender = Sender(producer, opts, partitions, sig, failures, nudge)
+        sender = Sender(producer, opts, partitions, sig, tally, nudge, watch)
+        end = _End(producer, log, summary, tally, conn, sig, watch, waiting)
         try:
             if txn:
                 try:
@@ -176,17 +238,86 @@ def produce(
                 raise  # nothing was sent: a plain one-line error
             summary.error = exc
         except BaseException:
-            _finish(producer, log, summary, failures, sender.sent, conn, txn, False, nudge)
+            end.finish(sender.sent, txn, False, nudge)
             summary.seconds = time.monotonic() - started
             raise
         summary.interrupted = sig.stopped
-        commit = not sig.stopped and summary.error is None
+        commit = not sig.stopped and summary.error is None and not watch.tripped
         if txn and summary.error is not None:
             summary.first_error = summary.error.line()
-        _finish(producer, log, summary, failures, sender.sent, conn, txn, commit, nudge)
+        end.finish(sender.sent, txn, commit, nudge)
     summary.seconds = time.monotonic() - started
     summary.bytes = sender.nbytes
     return summary
+
+
+class _Tally:
+    """The delivery report callback (failures only, ``delivery.report.only.error``), and the
+    records refused by ``produce()`` itself: counted as failed or unknown, per partition."""
+
+    def __init__(self) -> None:
+        self.failed = 0
+        self.unknown = 0
+        self.first_failed: Any = None
+        self.first_unknown: Any = None
+        self.partitions: dict[int, list[int]] = {}
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        if err is None:
+            return
+        self.add(err, msg.partition(), err.name() in DEFINITE_FAILURES)
+
+    def refused(self, err: Any, partition: int | None) -> None:
+        """Refused by produce(): never handed over, so never on the broker."""
+        self.add(err, partition, True)
+
+    def add(self, err: Any, partition: int | None, definite: bool) -> None:
+        if definite:
+            self.failed += 1
+            if self.first_failed is None:
+                self.first_failed = err
+        else:
+            self.unknown += 1
+            if self.first_unknown is None:
+                self.first_unknown = err
+        if partition is not None and partition >= 0:
+            counts = self.partitions.setdefault(partition, [0, 0])
+            counts[0 if definite else 1] += 1
+
+    @property
+    def errors(self) -> int:
+        return self.failed + self.unknown
+
+
+class _Watch:
+    """Delivery progress. Stalled (for good) once no record was delivered for ``limit``
+    seconds while records wait or fail; waiting with nothing outstanding is not a stall."""
+
+    def __init__(self, producer: Any, tally: _Tally, limit: float) -> None:
+        self.producer = producer
+        self.tally = tally
+        self.limit = limit
+        self.best = 0
+        self.errors = 0
+        self.since = time.monotonic()
+        self.tripped = False
+
+    def stalled(self, handed: int) -> bool:
+        """``handed``: records handed to the client so far (exact at the time of the call)."""
+        if self.tripped:
+            return True
+        now = time.monotonic()
+        pending = len(self.producer)
+        errors = self.tally.errors
+        delivered = handed - pending - errors
+        if delivered > self.best or (pending == 0 and errors == self.errors):
+            self.best = max(self.best, delivered)
+            self.errors = errors
+            self.since = now
+            return False
+        if now - self.since > self.limit:
+            self.tripped = True
+        return self.tripped
 
 
 class _PidNudge:
@@ -219,49 +350,104 @@ class _PidNudge:
         return True
 
 
-def _finish(
-    producer: Any,
-    log: ErrorLog,
-    summary: ProduceSummary,
-    failures: list[Any],
-    sent: int,
-    conn: Connection,
-    txn: bool,
-    commit: bool,
-    nudge: _PidNudge | None = None,
-) -> None:
-    """Flush (bounded), then count: delivered = handed over - failed - still queued."""
+def _describe(err: Any) -> str:
     from confluent_kafka import KafkaException
 
-    deadline = time.monotonic() + max(30.0, conn.timeout * 2)
-    remaining = len(producer)
-    while remaining and nudge is not None and nudge():
-        remaining = producer.flush(_PidNudge.EVERY)
-    remaining = producer.flush(1.0) if remaining else 0
-    while remaining and time.monotonic() < deadline:
-        remaining = producer.flush(1.0)
-    failed = len(failures) + remaining
-    if failures:
-        summary.first_error = f"{failures[0].name()}: {error_text(KafkaException(failures[0]))}"
-    elif remaining:
-        last = log.errors[-1].str() if log.errors else "no answer from the broker"
-        summary.first_error = f"{remaining} record(s) still unsent after the flush timeout: {last}"
-    if txn:
-        if commit and not failed:
-            try:
-                producer.commit_transaction(conn.timeout)
-                summary.delivered = sent
-                return
-            except KafkaException as exc:
-                summary.first_error = summary.first_error or translate(exc, "commit").why
-        with contextlib.suppress(KafkaException):
-            producer.abort_transaction(conn.timeout)
-        summary.aborted = True
-        summary.failed = sent
-        summary.first_error = summary.first_error or "interrupted"
-        return
-    summary.failed = failed
-    summary.delivered = sent - failed
+    return f"{err.name()}: {error_text(KafkaException(err))}"
+
+
+class _End:
+    """The end of a run: flush what the client holds, give up on it when delivery stalls or a
+    signal arrives during the flush, then count (delivered = handed over - failed - unknown)."""
+
+    def __init__(
+        self,
+        producer: Any,
+        log: ErrorLog,
+        summary: ProduceSummary,
+        tally: _Tally,
+        conn: Connection,
+        sig: _Signals,
+        watch: _Watch,
+        waiting: Callable[[int], None] | None,
+    ) -> None:
+        self.producer = producer
+        self.log = log
+        self.summary = summary
+        self.tally = tally
+        self.conn = conn
+        self.sig = sig
+        self.watch = watch
+        self.waiting = waiting
+
+    def flush(self, sent: int, nudge: _PidNudge | None) -> int:
+        """Flush until empty, stalled or signalled; the records still unconfirmed."""
+        producer = self.producer
+        remaining = len(producer)
+        while remaining and nudge is not None and nudge():
+            remaining = producer.flush(_PidNudge.EVERY)
+        signals = self.sig.count
+        announce = time.monotonic() + 1.0
+        while remaining:
+            if self.sig.count > signals:
+                self.summary.abandoned = self.summary.interrupted = True
+                break
+            if self.watch.stalled(sent):
+                break
+            if self.waiting is not None and time.monotonic() > announce:
+                self.waiting(remaining)
+                self.waiting = None
+            remaining = producer.flush(0.1)
+        if remaining:
+            self.give_up()
+            remaining = len(producer)
+        return remaining
+
+    def give_up(self) -> None:
+        """Purge what is queued and in flight: each gets a delivery report (_PURGE_QUEUE,
+        _PURGE_INFLIGHT: unknown), served here within a bounded time."""
+        from confluent_kafka import KafkaException
+
+        producer = self.producer
+        with contextlib.suppress(KafkaException, RuntimeError):
+            producer.purge(in_queue=True, in_flight=True, blocking=False)
+        deadline = time.monotonic() + 2.0
+        while len(producer) and time.monotonic() < deadline:
+            producer.flush(0.1)
+
+    def finish(self, sent: int, txn: bool, commit: bool, nudge: _PidNudge | None = None) -> None:
+        from confluent_kafka import KafkaException
+
+        summary, tally, producer, conn = self.summary, self.tally, self.producer, self.conn
+        remaining = self.flush(sent, nudge)
+        summary.stalled = self.watch.tripped
+        if tally.first_failed is not None:
+            summary.first_error = _describe(tally.first_failed)
+        elif summary.stalled:
+            last = self.log.errors[-1].str() if self.log.errors else "no answer from the broker"
+            summary.first_error = f"nothing delivered for {conn.timeout:g}s; last: {last}"
+        elif summary.abandoned:
+            summary.first_error = "interrupted while waiting for the broker"
+        elif tally.first_unknown is not None:
+            summary.first_error = _describe(tally.first_unknown)
+        if txn:
+            if commit and not tally.errors and not remaining:
+                try:
+                    producer.commit_transaction(conn.timeout)
+                    summary.delivered = sent
+                    return
+                except KafkaException as exc:
+                    summary.first_error = summary.first_error or translate(exc, "commit").why
+            with contextlib.suppress(KafkaException):
+                producer.abort_transaction(conn.timeout)
+            summary.aborted = True
+            summary.failed = sent  # an aborted transaction is never visible to read_committed
+            summary.first_error = summary.first_error or "interrupted"
+            return
+        summary.failed = tally.failed
+        summary.unknown = tally.unknown + remaining
+        summary.delivered = sent - summary.failed - summary.unknown
+        summary.partitions = tally.partitions
 
 
 class Sender:
@@ -274,25 +460,39 @@ class Sender:
         opts: ProduceOptions,
         partitions: int,
         sig: _Signals,
-        failures: list[Any],
-        nudge: _PidNudge | None = None,
+        tally: _Tally,
+        nudge: _PidNudge | None,
+        watch: _Watch,
     ) -> None:
         self.producer = producer
         self.opts = opts
         self.partitions = partitions
         self.sig = sig
-        self.failures = failures
+        self.tally = tally
         self.nudge = nudge
+        self.watch = watch
         self.headers = opts.headers or None
         self.sent = 0
         self.nbytes = 0
         self.line_no = 0
         self.started = time.monotonic()
 
+    def halt(self, ahead: int = 0) -> bool:
+        """Stop handing records over: a signal, or nothing delivered for --timeout seconds.
+        ``ahead``: records handed over but not yet in ``self.sent``."""
+        return self.sig.stopped or self.watch.stalled(self.sent + ahead)
+
     def send(
-        self, value: bytes | None, key: bytes | None, hdrs: Any, part: int | None, ts: Any
+        self,
+        value: bytes | None,
+        key: bytes | None,
+        hdrs: Any,
+        part: int | None,
+        ts: Any,
+        ahead: int = 0,
     ) -> None:
-        """One record with every option; waits while the client's queue is full."""
+        """One record with every option; waits while the client's queue is full, unless
+        :meth:`halt` says to stop (raises _Stop; the record was not handed over)."""
         from confluent_kafka import KafkaException
 
         kwargs: dict[str, Any] = {}
@@ -312,9 +512,11 @@ class Sender:
                 self.producer.produce(self.opts.topic, value, key, **kwargs)
                 return
             except BufferError:
+                if self.halt(ahead):
+                    raise _Stop() from None
                 self.producer.poll(0.05)
             except KafkaException as exc:  # refused before sending (e.g. too large)
-                self.failures.append(exc.args[0])
+                self.tally.refused(exc.args[0], part)
                 return
 
     def one(self, record: Record) -> None:
@@ -354,18 +556,20 @@ class Sender:
                     self.sig.reading = False
                 if got is None:
                     break
+                if self.halt():  # delivery stalled while we waited for input
+                    return
                 all_lines, size = got
                 for lines in rate_limited_lines(all_lines, self.opts.rate):
                     if lines is not all_lines:  # a --rate slice
                         size = sum(map(len, lines))
                     loop(lines, size)
                     self._pace()
-                    if self.sig.stopped:
+                    if self.halt():
                         return
                 poll(0)
                 if self.nudge is not None and not self.nudge():
                     self.nudge = None
-                if self.sig.stopped:
+                if self.halt():
                     return
 
     def _pace(self) -> None:
@@ -373,7 +577,7 @@ class Sender:
         if not rate:
             return
         ahead = self.started + self.sent / rate - time.monotonic()
-        while ahead > 0 and not self.sig.stopped:
+        while ahead > 0 and not self.halt():
             self.producer.poll(min(ahead, 0.1))
             ahead = self.started + self.sent / rate - time.monotonic()
 
@@ -382,11 +586,16 @@ class Sender:
         from confluent_kafka import KafkaException
 
         produce_, topic = self.producer.produce, self.opts.topic
-        for line in lines:
+        for i, line in enumerate(lines):
             try:
                 produce_(topic, line)
             except (BufferError, KafkaException):
-                self.send(line, None, None, None, None)
+                try:
+                    self.send(line, None, None, None, None, i)
+                except _Stop:
+                    self.sent += i
+                    self.nbytes += sum(map(len, lines[:i]))
+                    raise
         self.sent += len(lines)
         self.nbytes += size
         self.producer.poll(0)
@@ -399,19 +608,24 @@ class Sender:
         ksep = self.opts.key_separator
         assert ksep is not None
         unkeyed = 0  # lines without the separator (rare: counted there)
-        for line in lines:
+        for i, line in enumerate(lines):
             k, sep, v = line.partition(ksep)
-            if sep:
-                try:
-                    produce_(topic, v, k)
-                except (BufferError, KafkaException):
-                    self.send(v, k, None, None, None)
-            else:
-                unkeyed += 1
-                try:
-                    produce_(topic, line)
-                except (BufferError, KafkaException):
-                    self.send(line, None, None, None, None)
+            try:
+                if sep:
+                    try:
+                        produce_(topic, v, k)
+                    except (BufferError, KafkaException):
+                        self.send(v, k, None, None, None, i)
+                else:
+                    unkeyed += 1
+                    try:
+                        produce_(topic, line)
+                    except (BufferError, KafkaException):
+                        self.send(line, None, None, None, None, i)
+            except _Stop:
+                self.sent += i
+                self.nbytes += sum(len(x) - (ksep in x) * len(ksep) for x in lines[:i])
+                raise
         self.sent += len(lines)
         self.nbytes += size - (len(lines) - unkeyed) * len(ksep)
         self.producer.poll(0)

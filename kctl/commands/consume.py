@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -131,25 +132,71 @@ def consume(
     consumption = Consumption(connection(), opts)
     count = 0
     interrupted = False
-    try:
-        for batch in consumption.batches():
-            writer.write(batch)
-            writer.flush()
-            count += len(batch)
-    except KeyboardInterrupt:
-        interrupted = True
-    except BrokenPipeError:
-        # `kctl consume ... | head`: the reader left. End quietly with 0 (Typer would turn
-        # the EPIPE into exit 1 before kctl.cli sees it).
-        import os
+    stop = _StopSignals(writer, consumption)
+    with stop:  # until the consumer is closed
+        try:
+            for batch in consumption.batches():
+                n = writer.write(batch)
+                writer.flush()
+                consumption.written(batch if n == len(batch) else batch[:n])
+                count += n
+                if stop.signum is not None:
+                    break
+        except KeyboardInterrupt:  # before the handlers were in place
+            interrupted = True
+        except BrokenPipeError:
+            # `kctl consume ... | head`: the reader left. End quietly with 0 (Typer would turn
+            # the EPIPE into exit 1 before kctl.cli sees it).
+            import os
 
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return
-    finally:
-        consumption.close()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return
+        finally:
+            consumption.close()  # leaves the group and commits what was stored
+    took = time.monotonic() - started
+    if stop.signum is not None:
+        import signal
+
+        name = signal.Signals(stop.signum).name
+        note(f"consumed {count} record(s) in {took:.1f}s (stopped by {name})")
+        # 128 + the signal, as kafka-console-consumer.sh (the JVM) and shells report it
+        raise typer.Exit(128 + stop.signum)
     if sys.stderr.isatty() or s.debug:
-        took = time.monotonic() - started
         note(f"consumed {count} record(s) in {took:.1f}s")
     if interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+class _StopSignals:
+    """SIGINT and SIGTERM end consuming cleanly: the record being written is finished (never
+    half a line, even while stdout blocks), nothing more is written, the consumer closes
+    (leaving its group, committing what was written) and the exit code is 128 + the signal.
+    The handler only sets flags: it never raises in the middle of a write or a store."""
+
+    def __init__(self, writer: Any, consumption: Any) -> None:
+        self.writer = writer
+        self.consumption = consumption
+        self.signum: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.signum is None:
+            self.signum = signum
+        self.writer.stopping = True
+        self.consumption.stopping = True
+
+    def __enter__(self) -> _StopSignals:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)

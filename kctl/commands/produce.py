@@ -126,8 +126,12 @@ def produce(
     """Produce records from stdin, files or --key/--value.
 
     One record per input line, JSON lines, or one from --key/--value.
-    Everything handed to the client is flushed, even on Ctrl-C; a summary goes to stderr and
-    the exit code is 1 if any record failed."""
+    Everything handed to the client is flushed, even on Ctrl-C (a second Ctrl-C, or one during
+    the final flush, gives up at once); a summary goes to stderr (and stdout with -o json):
+    delivered, failed (not on the broker) and unknown (may be on the broker). Exit 1 if any
+    record failed or is unknown, or delivery stalled for --timeout seconds; 130 if
+    interrupted."""
+    from kctl import settings
     from kctl.broker.produce import ProduceOptions
     from kctl.broker.produce import produce as run
     from kctl.errors import UsageError
@@ -175,6 +179,7 @@ def produce(
         null_marker=_escape(null_marker),
         jsonl=input_format == "jsonl",
     )
+    conn = connection()
     streams: list[tuple[str, IO[bytes]]] = []
     bar: Any = None
     try:
@@ -193,7 +198,23 @@ def produce(
 
                 bar = _Bar(sum(os.fstat(s.fileno()).st_size for _, s in streams))
         record = (_escape(value) if value is not None else None, _escape(key), None, None, None)
-        summary = run(connection(), opts, streams, single=record if single else None, progress=bar)
+
+        def waiting(count: int) -> None:
+            if bar is not None:
+                bar.stop()
+            note(
+                f"waiting for {count} record(s) to be acknowledged (giving up after "
+                f"{conn.timeout:g}s without progress; Ctrl-C gives up now)"
+            )
+
+        summary = run(
+            conn,
+            opts,
+            streams,
+            single=record if single else None,
+            progress=bar,
+            waiting=waiting,
+        )
     finally:
         if bar is not None:
             bar.stop()
@@ -202,23 +223,43 @@ def produce(
                 stream.close()
     mb = summary.bytes / 1e6
     line = (
-        f"delivered {summary.delivered}, failed {summary.failed}, {mb:.2f} MB, "
-        f"{summary.rate:,.0f} records/s"
+        f"delivered {summary.delivered}, failed {summary.failed}, unknown {summary.unknown}, "
+        f"{mb:.2f} MB, {summary.rate:,.0f} records/s"
     )
     if summary.aborted:
         line += ", transaction aborted"
     elif transactional_id:
         line += ", transaction committed"
-    if summary.interrupted:
+    if summary.abandoned:
+        line += " (interrupted: gave up waiting for the broker)"
+    elif summary.interrupted:
         line += " (interrupted: input not read to the end)"
+    elif summary.stalled:
+        line += f" (gave up: nothing delivered for {conn.timeout:g}s)"
+    output = settings.current().output
+    if output in ("json", "jsonl"):
+        from kctl.formatters import to_json
+
+        doc = summary.doc(topic, bool(transactional_id))
+        sys.stdout.write(to_json(doc, indent=output == "json") + "\n")
+        sys.stdout.flush()
     note(line)
     if summary.error is not None:  # bad input stopped reading; what came before was flushed
         raise summary.error
-    if summary.failed or summary.aborted:
-        from kctl.errors import KctlError
-
-        raise KctlError(
-            f"{summary.failed} record(s) not delivered to {topic!r}", summary.first_error
-        )
     if summary.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
+    if summary.failed or summary.unknown or summary.aborted or summary.stalled:
+        from kctl.errors import KctlError
+
+        if summary.aborted or summary.failed:
+            what = f"{summary.failed} record(s) not delivered to {topic!r}"
+            if summary.unknown:
+                what += f", {summary.unknown} unconfirmed"
+        elif summary.unknown:
+            what = (
+                f"{summary.unknown} record(s) unconfirmed by {topic!r} "
+                "(they may or may not be on the broker)"
+            )
+        else:
+            what = f"delivery to {topic!r} stalled: input not read to the end"
+        raise KctlError(what, summary.first_error)

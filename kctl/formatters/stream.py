@@ -4,11 +4,20 @@ Each writer takes a batch of confluent-kafka messages and writes it to a binary 
 call. A key or value that cannot be decoded as asked never stops the stream: it is written as
 base64, with an ``error`` field (jsonl) or a warning on stderr (other formats).
 A closed pipe raises BrokenPipeError, which the CLI turns into a quiet exit 0.
+
+Records are written whole: to a file descriptor in slices that end at record boundaries, so
+that when told to stop (``writer.stopping``, set by a signal handler) while stdout blocks,
+the writer finishes the record it is in the middle of and writes no more of the batch.
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
+import io
+import itertools
+import os
+import select
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -20,6 +29,10 @@ TIMESTAMP_TYPES = (None, "CreateTime", "LogAppendTime")
 
 # A decoder: bytes -> (JSON-able value, error or None). On error the value is base64 text.
 Decoder = Callable[[bytes], tuple[Any, str | None]]
+
+# Bytes per write(2) at most (a pipe's capacity): a write retried after a signal (PEP 475)
+# goes on to the end of its slice, which is always the end of a record.
+SLICE = 1 << 16
 
 
 def _b64(data: bytes) -> str:
@@ -73,6 +86,48 @@ class Writer:
         self.decode_key = DECODERS[key_format]
         self.decode_value = DECODERS[value_format]
         self.warnings = 0
+        self.stopping = False  # set from a signal handler: finish the record, write no more
+        try:
+            self.fd: int | None = out.fileno()
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            self.fd = None
+        self.flushed = False
+
+    def emit(self, records: list[bytes]) -> int:
+        """Write each record (bytes ending with its newline) whole; the number written: all
+        of them, unless ``stopping`` was set before or while they were written."""
+        if not records:
+            return 0
+        if self.fd is None:
+            if self.stopping:
+                return 0
+            self.out.write(b"".join(records))
+            return len(records)
+        if not self.flushed:  # anything written through ``out`` before goes first
+            self.out.flush()
+            self.flushed = True
+        data = memoryview(b"".join(records))
+        ends = list(itertools.accumulate(map(len, records)))
+        total = ends[-1]
+        pos = 0
+        while pos < total:
+            if self.stopping:
+                # the end of the record we are in (none if we are between two records)
+                done = bisect.bisect_right(ends, pos)
+                if pos == 0 or ends[done - 1] == pos:
+                    return done
+                stop_at = ends[done]
+            else:
+                # as many whole records as fit in a slice (at least one)
+                at = bisect.bisect_right(ends, pos + SLICE) - 1
+                stop_at = (
+                    ends[at] if at >= 0 and ends[at] > pos else ends[bisect.bisect_right(ends, pos)]
+                )
+            try:
+                pos += os.write(self.fd, data[pos:stop_at])
+            except BlockingIOError:  # a non-blocking stdout: wait until it takes more
+                select.select([], [self.fd], [])
+        return len(records)
 
     def warn(self, msg: Any, what: str, error: str) -> None:
         self.warnings += 1
@@ -95,18 +150,20 @@ class Writer:
             out.append([k, text])
         return out, error
 
-    def write(self, msgs: list[Any]) -> None:
+    def write(self, msgs: list[Any]) -> int:
+        """Write a batch; the number of records written (fewer only when stopping)."""
         raise NotImplementedError
 
     def flush(self) -> None:
-        self.out.flush()
+        if self.fd is None:
+            self.out.flush()
 
 
 class JsonLinesWriter(Writer):
     """One JSON object per record: topic, partition, offset, timestamp, timestamp_type, key,
     value, headers, leader_epoch (+ error, key_encoding/value_encoding when a fallback)."""
 
-    def write(self, msgs: list[Any]) -> None:
+    def write(self, msgs: list[Any]) -> int:
         import orjson
 
         dumps = orjson.dumps
@@ -165,7 +222,7 @@ class JsonLinesWriter(Writer):
             if errors:
                 doc.update(errors)
             parts.append(dumps(doc, option=opt))
-        self.out.write(b"".join(parts))
+        return self.emit(parts)
 
 
 def _text(writer: Writer, msg: Any, raw: bytes | None, what: str, decode: Decoder) -> str:
@@ -184,17 +241,14 @@ def _text(writer: Writer, msg: Any, raw: bytes | None, what: str, decode: Decode
 class PlainWriter(Writer):
     """The value only, one per line (raw bytes with --value-format bytes)."""
 
-    def write(self, msgs: list[Any]) -> None:
-        parts = []
+    def write(self, msgs: list[Any]) -> int:
         if self.value_format == "bytes":
-            for m in msgs:
-                parts.append(m.value() or b"")
-                parts.append(b"\n")
+            parts = [(m.value() or b"") + b"\n" for m in msgs]
         else:
-            for m in msgs:
-                parts.append(_text(self, m, m.value(), "value", self.decode_value).encode())
-                parts.append(b"\n")
-        self.out.write(b"".join(parts))
+            parts = [
+                _text(self, m, m.value(), "value", self.decode_value).encode() + b"\n" for m in msgs
+            ]
+        return self.emit(parts)
 
 
 class TemplateWriter(Writer):
@@ -235,7 +289,7 @@ class TemplateWriter(Writer):
                     f"fields: {', '.join(self.FIELDS)}",
                 )
 
-    def write(self, msgs: list[Any]) -> None:
+    def write(self, msgs: list[Any]) -> int:
         parts = []
         for m in msgs:
             tstype, ts = m.timestamp()
@@ -253,9 +307,8 @@ class TemplateWriter(Writer):
                 "headers": ",".join(f"{k}={v if v is not None else ''}" for k, v in headers),
                 "leader_epoch": m.leader_epoch() if m.leader_epoch() is not None else "",
             }
-            parts.append(self.template.format_map(fields))
-            parts.append("\n")
-        self.out.write("".join(parts).encode())
+            parts.append((self.template.format_map(fields) + "\n").encode())
+        return self.emit(parts)
 
 
 NULL_CELL = "(null)"
@@ -284,12 +337,12 @@ class TableWriter(Writer):
         text = _text(self, msg, raw, what, decode).replace("\n", "\\n")
         return text if text else EMPTY_CELL
 
-    def write(self, msgs: list[Any]) -> None:
-        lines = []
+    def write(self, msgs: list[Any]) -> int:
+        header = ""
         if self.pending_header:
             names = ["TOPIC"] if self.show_topic else []
-            lines.append(self._row([*names, "PARTITION", "OFFSET", "TIMESTAMP", "KEY", "VALUE"]))
-            self.pending_header = False
+            header = self._row([*names, "PARTITION", "OFFSET", "TIMESTAMP", "KEY", "VALUE"]) + "\n"
+        lines = []
         for m in msgs:
             tstype, ts = m.timestamp()
             when = (
@@ -301,8 +354,13 @@ class TableWriter(Writer):
             value = self._cell(m, m.value(), "value", self.decode_value)
             cells = [m.topic()] if self.show_topic else []
             cells += [str(m.partition()), str(m.offset()), when, key, value]
-            lines.append(self._row(cells))
-        self.out.write("".join(line + "\n" for line in lines).encode())
+            lines.append((self._row(cells) + "\n").encode())
+        if header and lines:  # the header goes out with the first row
+            lines[0] = header.encode() + lines[0]
+        written = self.emit(lines)
+        if written:
+            self.pending_header = False
+        return written
 
 
 def make_writer(
