@@ -43,6 +43,16 @@ CASES = [
     (["local", "up", "--wait", "inf"], "--wait"),
     (["analytics", "lag", "--live", "--duration", "forever"], "--duration"),
     (["-X", "secret-without-key", "topics", "list"], "-X"),
+    (["produce", "t", "--rate", "nan"], "--rate"),
+    (["produce", "t", "--rate", "inf"], "--rate"),
+    (["produce", "t", "--rate", "1e-300"], "--rate"),
+    (["produce", "t", "--key", "\\x"], "--key"),
+    (["produce", "t", "--key-separator", "\\u12"], "--key-separator"),
+    (["consume", "t", "--template", "{offset:%%%}"], "--template"),
+    (["consume", "t", "--template", "{offset!z}"], "--template"),
+    (["consume", "t", "--template", "{offset[0]}"], "--template"),
+    (["consume", "t", "--template", "{offset"], "--template"),
+    (["consume", "t", "--max-messages", "0"], "--max-messages"),
 ]  # fmt: skip
 
 
@@ -68,6 +78,7 @@ def test_a_malformed_value_is_a_usage_error_naming_the_option(tmp_path, args, op
     [
         ("--offsets-json", ["records", "delete", "--offsets-json", "{path}", "--yes"]),
         ("--from-file", ["groups", "reset-offsets", "g", "--from-file", "{path}"]),
+        ("--command-config", ["--command-config", "{path}", "topics", "list"]),
     ],
 )
 def test_a_file_that_is_not_utf8_is_a_usage_error_naming_the_option(tmp_path, option, args):

@@ -195,6 +195,11 @@ def resolve(s: settings.Settings) -> Connection:
             text = path.read_text()
         except OSError as exc:
             raise ConfigError(f"cannot read --command-config {path}", exc.strerror) from exc
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"--command-config {path} is not UTF-8 text",
+                f"undecodable byte at offset {exc.start}",
+            ) from None
         _apply_java_properties(conn, parse_properties(text, str(path)), str(path))
     if s.bootstrap_servers:
         conn.bootstrap_servers = s.bootstrap_servers

@@ -11,6 +11,7 @@ import typer
 from kctl.commands._common import connection, example, note, one_name
 from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
+from kctl.parsing import bounded
 
 EPILOG = example(
     "echo hello | kctl produce orders",
@@ -25,13 +26,20 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 ACKS = ("0", "1", "all", "-1")
 
 
-def _escape(text: str | None) -> bytes | None:
+def _escape(text: str | None, option: str = "value") -> bytes | None:
     """Option text with \\t, \\n and \\\\ escapes (a tab is hard to type in a shell)."""
+    from kctl.errors import UsageError
+
     if text is None:
         return None
-    return (
-        text.encode().decode("unicode_escape").encode("latin-1") if "\\" in text else text.encode()
-    )
+    if "\\" not in text:
+        return text.encode()
+    try:
+        return text.encode().decode("unicode_escape").encode("latin-1")
+    except (UnicodeDecodeError, UnicodeEncodeError) as exc:
+        raise UsageError(
+            f"malformed escape in {option} {text!r}", f"{exc.reason}; write a backslash as \\\\"
+        ) from None
 
 
 def _headers(items: list[str]) -> list[tuple[str, bytes]]:
@@ -118,7 +126,12 @@ def produce(
         None, "--linger-ms", help="Batching delay (ms; default 50, flushed at end of input)."
     ),
     batch_size: int | None = typer.Option(None, "--batch-size", help="Max batch size (bytes)."),
-    rate: float | None = typer.Option(None, "--rate", help="At most N records per second."),
+    rate: float | None = typer.Option(
+        None,
+        "--rate",
+        help="At most N records per second (0.01..10^9).",
+        callback=bounded("--rate", 0.01, 1e9),
+    ),
     transactional_id: str | None = typer.Option(
         None, "--transactional-id", help="Send all input in one transaction (aborted on error)."
     ),
@@ -175,8 +188,8 @@ def produce(
         batch_size=batch_size,
         rate=rate,
         transactional_id=transactional_id,
-        key_separator=_escape(key_separator),
-        null_marker=_escape(null_marker),
+        key_separator=_escape(key_separator, "--key-separator"),
+        null_marker=_escape(null_marker, "--null-marker"),
         jsonl=input_format == "jsonl",
     )
     conn = connection()
@@ -197,7 +210,7 @@ def produce(
                 import os
 
                 bar = _Bar(sum(os.fstat(s.fileno()).st_size for _, s in streams))
-        record = (_escape(value) if value is not None else None, _escape(key), None, None, None)
+        record = (_escape(value, "--value"), _escape(key, "--key"), None, None, None)
 
         def waiting(count: int) -> None:
             if bar is not None:

@@ -288,6 +288,19 @@ class TemplateWriter(Writer):
                     f"unknown field {{{name}}} in --template",
                     f"fields: {', '.join(self.FIELDS)}",
                 )
+            if base != name:
+                raise UsageError(
+                    f"malformed --template field {{{name}}}", "fields take no [index] or .attribute"
+                )
+        # A trial with values of each field's type: bad format specs ({offset:%%%}) and
+        # conversions ({offset!z}) fail here, before anything is read.
+        sample = dict.fromkeys(self.FIELDS, "x") | {
+            "partition": 0, "offset": 0, "timestamp": 0, "leader_epoch": 0,
+        }  # fmt: skip
+        try:
+            self.template.format(**sample)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            raise UsageError(f"malformed --template {self.template!r}", str(exc)) from None
 
     def write(self, msgs: list[Any]) -> int:
         parts = []
