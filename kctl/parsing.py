@@ -246,3 +246,20 @@ def read_text(path: str, option: str) -> str:
         raise UsageError(
             f"{option} {path} is not UTF-8 text", f"undecodable byte at offset {exc.start}"
         ) from None
+
+
+# -- how keys and values are shown ----------------------------------------------------------
+
+# One vocabulary for --key-format/--value-format in every command: "string" and "text" are the
+# same (UTF-8 text), as consume and dump-segment each spelled it.
+PAYLOAD_FORMAT_ALIASES = {"text": "string", "utf-8": "string", "utf8": "string"}
+
+
+def payload_format(name: str, option: str, allowed: tuple[str, ...]) -> str:
+    """The canonical name of a key/value format (``text`` and ``string`` alike), if the command
+    offers it; else a usage error listing what it offers."""
+    canonical = PAYLOAD_FORMAT_ALIASES.get(name.lower(), name.lower())
+    if canonical not in allowed:
+        shown = "|".join(allowed).replace("string", "string (text)")
+        raise UsageError(f"unknown {option} {name!r}", f"expected one of {shown}")
+    return canonical

@@ -86,3 +86,26 @@ def test_points_in_time_are_utc_without_a_zone():
 def test_a_bad_point_in_time_is_a_usage_error(text, why):
     with pytest.raises(UsageError, match=why):
         P.time_ms(text, "--to-datetime")
+
+
+def test_one_vocabulary_for_key_and_value_formats():
+    shown = ("string", "json", "bytes", "base64", "hex")
+    assert P.payload_format("text", "--value-format", shown) == "string"
+    assert P.payload_format("STRING", "--value-format", shown) == "string"
+    assert P.payload_format("hex", "--key-format", ("string", "hex", "base64")) == "hex"
+    with pytest.raises(UsageError) as info:
+        P.payload_format("avro", "--value-format", shown)
+    assert info.value.line() == (
+        "unknown --value-format 'avro' (expected one of string (text)|json|bytes|base64|hex)"
+    )
+
+
+def test_consume_and_dump_take_text_and_string_alike(offline_kctl, tmp_path):
+    from conftest import FIXTURES
+
+    seg = FIXTURES / "kafka-3.8-kraft-logs" / "foo-0" / "00000000000000000000.log"
+    a = offline_kctl("dump-segment", "--print-data-log", "--value-format", "string", str(seg))
+    b = offline_kctl("dump-segment", "--print-data-log", "--value-format", "text", str(seg))
+    assert a.code == b.code == 0 and a.stdout == b.stdout and "payload:" in a.stdout
+    bad = offline_kctl("dump-segment", "--value-format", "json", str(seg))
+    assert bad.code == 2 and "unknown --value-format 'json'" in bad.stderr

@@ -65,13 +65,20 @@ def dump_segment(
     offsets: str | None = typer.Option(
         None, "--offsets", help="Only batches/records in FROM..TO (inclusive).", metavar="FROM..TO"
     ),
-    key_format: str = typer.Option("text", "--key-format", help="text|hex|base64"),
-    value_format: str = typer.Option("text", "--value-format", help="text|hex|base64"),
+    key_format: str = typer.Option("text", "--key-format", help="text (or string)|hex|base64"),
+    value_format: str = typer.Option("text", "--value-format", help="text (or string)|hex|base64"),
     verify_index_only: bool = typer.Option(
         False, "--verify-index-only", help="Index files: report mismatches only, no entries."
     ),
     index_sanity_check: bool = typer.Option(
         False, "--index-sanity-check", help="Index files: only Kafka's sanity check."
+    ),
+    max_decompressed_bytes: int = typer.Option(
+        256 << 20,
+        "--max-decompressed-bytes",
+        help="Most bytes one compressed batch may decompress to; more is reported as a problem.",
+        min=1,
+        max=(1 << 31) - 1,
     ),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first problem."),
     file_type: str | None = typer.Option(
@@ -86,10 +93,12 @@ def dump_segment(
     from kctl.dump import DumpOptions, dump
     from kctl.errors import EXIT_FINDINGS, KctlError, UsageError
     from kctl.formatters.dump import DumpWriter
+    from kctl.parsing import payload_format
 
-    for opt, value in (("--key-format", key_format), ("--value-format", value_format)):
-        if value not in ("text", "hex", "base64"):
-            raise UsageError(f"{opt} {value!r} is not one of text, hex, base64")
+    # The one vocabulary of kctl.parsing ("text" and "string" alike); the writer says "text".
+    shown = ("string", "hex", "base64")
+    key_format = payload_format(key_format, "--key-format", shown).replace("string", "text")
+    value_format = payload_format(value_format, "--value-format", shown).replace("string", "text")
     if file_type is not None and file_type not in FILE_TYPES:
         raise UsageError(f"--type {file_type!r} is not one of {', '.join(FILE_TYPES)}")
     if sum((offsets_decoder, transaction_log_decoder, cluster_metadata_decoder)) > 1:
@@ -129,6 +138,7 @@ def dump_segment(
         control=not skip_record_metadata,
         json_records=out.fmt in ("json", "jsonl") and not out.data,
         raw_headers=out.text,
+        max_decompressed=max_decompressed_bytes,
     )
     write = out.write
     try:

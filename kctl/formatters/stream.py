@@ -69,13 +69,6 @@ DECODERS: dict[str, Decoder] = {
 }
 
 
-def check_format(name: str, option: str) -> None:
-    from kctl.errors import UsageError
-
-    if name not in FORMATS:
-        raise UsageError(f"unknown {option} {name!r}", f"expected one of {'|'.join(FORMATS)}")
-
-
 class Writer:
     """Base: decoding of keys, values and headers; subclasses render."""
 
@@ -387,9 +380,10 @@ def make_writer(
     many_topics: bool = False,
 ) -> Writer:
     from kctl.errors import UsageError
+    from kctl.parsing import payload_format
 
-    check_format(key_format, "--key-format")
-    check_format(value_format, "--value-format")
+    key_format = payload_format(key_format, "--key-format", FORMATS)
+    value_format = payload_format(value_format, "--value-format", FORMATS)
     if template is not None:
         return TemplateWriter(out, template, key_format, value_format)
     if output in ("jsonl", "json"):
