@@ -130,7 +130,34 @@ def check_offset_index(path: Path, *, verify: bool = True) -> IndexCheck:
     return out
 
 
+class _StartFinder:
+    """Where to start looking for an offset: the position of the last offset-index entry (in
+    file order) at or below it whose position lies in the segment, else 0, as DumpLogSegments
+    picks it. O(log n) a query: entries sorted by offset, with the latest file order among
+    each prefix (an index in order, as Kafka writes it, needs no more)."""
+
+    def __init__(self, entries: list[X.OffsetEntry], size: int) -> None:
+        valid = [(e.offset, n, e.position) for n, e in enumerate(entries) if 0 <= e.position < size]
+        valid.sort()
+        self.offsets = [o for o, _, _ in valid]
+        self.best: list[int] = []  # position of the latest-in-file entry among valid[: i + 1]
+        latest, pos = -1, 0
+        for _, n, position in valid:
+            if n > latest:
+                latest, pos = n, position
+            self.best.append(pos)
+
+    def __call__(self, offset: int) -> int:
+        import bisect
+
+        i = bisect.bisect_right(self.offsets, offset)
+        return self.best[i - 1] if i else 0
+
+
 def check_time_index(path: Path, *, verify: bool = True) -> IndexCheck:
+    """Each time-index entry against the batch of its offset. Linear in the files: the start of
+    each search comes from the offset index by bisection, and a search that starts where the
+    last one did (entries in offset order, as Kafka writes them) goes on from where it ended."""
     out, log = _read_index(path, X.time_entries, X.time_index_sanity, verify)
     if log is None:
         return out
@@ -142,16 +169,23 @@ def check_time_index(path: Path, *, verify: bool = True) -> IndexCheck:
             offset_index = list(X.offset_entries(idx, base))
     prev = -1
     with mapped(log) as seg:
+        start_of = _StartFinder(offset_index, len(seg))
+        # The last search: (its start, the offset it looked for, the position it stopped at:
+        # every batch from start to there ends below that offset).
+        last: tuple[int, int, int] | None = None
         for entry in out.entries:
-            start = 0
-            for oe in offset_index:  # the last index entry at or below the offset
-                if oe.offset <= entry.offset and 0 <= oe.position < len(seg):
-                    start = oe.position
+            start = start_of(entry.offset)
+            resume = start
+            if last is not None and last[0] == start and last[1] <= entry.offset:
+                resume = last[2]
             found: B.Batch | None = None
-            for item in B.scan(seg, start, resync=False):
+            stopped = len(seg)
+            for item in B.scan(seg, resume, resync=False):
                 if isinstance(item, B.Batch) and item.last_offset >= entry.offset:
                     found = item
+                    stopped = item.position
                     break
+            last = (start, entry.offset, stopped)
             if found is None:
                 out.not_found.append((entry.offset, -1))
             elif found.last_offset != entry.offset:

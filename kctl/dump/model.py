@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kctl.logfmt.batch import Batch, Problem, V2Header
+from kctl.logfmt.codecs import MAX_DECOMPRESSED
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class DumpOptions:
     control: bool = True  # decode control records (off with --skip-record-metadata)
     json_records: bool = False  # record metadata only, as JSON text: the fast path may apply
     raw_headers: bool = False  # valid magic-2 headers as V2Headers items, not Batches
+    max_decompressed: int = MAX_DECOMPRESSED  # per batch payload; more is a problem (a bomb)
 
 
 # -- result items --------------------------------------------------------------------------

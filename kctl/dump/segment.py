@@ -195,7 +195,7 @@ class _LogScan:
         try:
             codec = h.attributes & B.COMPRESSION_MASK
             done = self.records_json(
-                self.decompress(codec, payload) if codec else payload,
+                self.decompress(codec, payload, self.opts.max_decompressed) if codec else payload,
                 h.base_offset,
                 h.first_timestamp,
                 h.records_count,
@@ -224,7 +224,7 @@ class _LogScan:
         if fast and b.magic == 2 and not b.is_control:
             try:
                 done = self.records_json(
-                    B.v2_payload(mv, b),
+                    B.v2_payload(mv, b, opts.max_decompressed),
                     b.base_offset,
                     b.first_timestamp or 0,
                     b.count or 0,
@@ -237,7 +237,7 @@ class _LogScan:
                 yield item
                 return False
         try:
-            data, rows = B.decode_records(mv, b)
+            data, rows = B.decode_records(mv, b, opts.max_decompressed)
         except ValueError as exc:
             yield Batches(self.file, (b,))
             yield self.found(B.Problem(b.position, "records", str(exc), b.next_position))

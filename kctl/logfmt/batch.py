@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from kctl.logfmt.codecs import CodecError, codec_name, decompress
+from kctl.logfmt.codecs import MAX_DECOMPRESSED, CodecError, codec_name, decompress
 from kctl.logfmt.wire import DecodeError, read_uvarint
 
 LOG_OVERHEAD = 12  # base offset (8) + length (4)
@@ -23,6 +23,11 @@ V2_HEADER = 61
 V2_MIN_LENGTH = V2_HEADER - LOG_OVERHEAD
 V2_CRC_START = 21  # the CRC-32C of a magic-2 batch covers its bytes from the attributes on
 LEGACY_MIN_LENGTH = {0: 14, 1: 22}
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+# Offsets and timestamps this close to the ends of the 64-bit range need a check after a delta
+# is added (the fast paths add deltas of at most 2**14 without one).
+_NEAR = 1 << 32
 
 COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_BIT = 0x08
@@ -50,6 +55,7 @@ _CONTROL_SCHEMAS = {
 _HEAD = struct.Struct(">qiib")  # base offset, length, partition leader epoch / legacy crc, magic
 _V2 = struct.Struct(">qiibIhiqqqhii")  # the 61 bytes of a V2Header, in its field order
 _LEGACY = struct.Struct(">qiIbb")
+_V2_TAIL = struct.Struct(">hiqqqhii")  # a V2Header from the attributes on
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
 _H2 = struct.Struct(">hh")
@@ -188,6 +194,22 @@ class Record:
         return -1 if self.value is None else len(self.value)
 
 
+def _wrap64(value: int) -> int:
+    """``value`` as Java's long arithmetic leaves it (Kafka computes last offsets that way)."""
+    return ((value + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
+def offset_overflow(batch: Batch) -> str | None:
+    """Why ``batch``'s offsets leave the 64-bit range (its last offset was wrapped as Java
+    wraps it), or None."""
+    if batch.magic != 2 or abs(batch.last_offset - batch.base_offset) <= 1 << 31:
+        return None  # the delta is an int32: only a wrapped sum lies further away
+    return (
+        f"base offset {batch.base_offset} and its last offset delta leave the 64-bit range "
+        f"(last offset wraps to {batch.last_offset})"
+    )
+
+
 def _timestamp_type(magic: int, attributes: int) -> str:
     if magic == 0:
         return "NoTimestampType"
@@ -203,10 +225,13 @@ def v2_batch(pos: int, h: V2Header, computed_crc: int) -> Batch:
     """The :class:`Batch` of the magic-2 header ``h`` found at ``pos``."""
     attrs = h.attributes
     first_ts = h.first_timestamp
+    last = h.base_offset + h.last_offset_delta
+    if not INT64_MIN <= last <= INT64_MAX:
+        last = _wrap64(last)
     return Batch(
         position=pos,
         base_offset=h.base_offset,
-        last_offset=h.base_offset + h.last_offset_delta,
+        last_offset=last,
         count=h.records_count,
         size=LOG_OVERHEAD + h.length,
         magic=2,
@@ -298,6 +323,7 @@ def v2_headers(buf: Any, start: int, end: int) -> tuple[list[tuple[int, V2Header
         V2_CRC_START,
         V2_HEADER,
     )
+    near_lo, near_hi = INT64_MIN + _NEAR, INT64_MAX - _NEAR
     heads: list[tuple[int, V2Header]] = []
     append = heads.append
     pos = start
@@ -306,6 +332,10 @@ def v2_headers(buf: Any, start: int, end: int) -> tuple[list[tuple[int, V2Header
         length = head.length
         if head.magic != 2 or length < min_length:
             return heads, pos, 0
+        if not near_lo < head.base_offset < near_hi and not (
+            INT64_MIN <= head.base_offset + head.last_offset_delta <= INT64_MAX
+        ):
+            return heads, pos, 0  # B.scan reports it
         nxt = pos + overhead + length
         if nxt > end:
             return heads, pos, overhead + length
@@ -316,10 +346,57 @@ def v2_headers(buf: Any, start: int, end: int) -> tuple[list[tuple[int, V2Header
     return heads, pos, V2_HEADER if pos < end else 0
 
 
-def _resync(buf: Any, finder: Any, start: int, end: int, magics: tuple[int, ...]) -> Batch | None:
+# Resync's checksum budget: the candidates checked while looking for the next valid batch may
+# checksum at most this many bytes per byte searched, plus a constant. Without it a stretch of
+# plausible headers whose lengths reach far ahead costs quadratic time.
+RESYNC_BUDGET_RATIO = 32
+RESYNC_BUDGET_BASE = 1 << 16
+
+
+def _plausible(buf: Any, pos: int, end: int, magic: int) -> bool:
+    """O(1) checks a batch at ``pos`` must pass before it is worth a checksum: its length fits
+    in ``end``; a magic-0/1 message's key and value fill it exactly; a magic-2 batch's unused
+    attribute bits are clear, its codec and record count possible."""
+    avail = end - pos
+    if avail < LOG_OVERHEAD + 5:
+        return False
+    (length,) = _I32.unpack_from(buf, pos + 8)
+    if magic == 2:
+        if length < V2_MIN_LENGTH or LOG_OVERHEAD + length > avail:
+            return False
+        attrs, _, _, _, _, _, _, count = _V2_TAIL.unpack_from(buf, pos + 21)
+        if attrs & ~0x7F or attrs & COMPRESSION_MASK > 4 or count < 0:
+            return False
+        return bool(attrs & COMPRESSION_MASK or 7 * count <= length - V2_MIN_LENGTH)
+    if length < LEGACY_MIN_LENGTH[magic] or LOG_OVERHEAD + length > avail:
+        return False
+    nxt = pos + LOG_OVERHEAD + length
+    p = pos + (26 if magic == 1 else 18)
+    (klen,) = _I32.unpack_from(buf, p)
+    if klen < -1 or p + 4 + max(klen, 0) + 4 > nxt:
+        return False
+    p += 4 + max(klen, 0)
+    (vlen,) = _I32.unpack_from(buf, p)
+    return bool(vlen >= -1 and p + 4 + max(vlen, 0) == nxt)
+
+
+def _resync(
+    buf: Any,
+    finder: Any,
+    start: int,
+    end: int,
+    magics: tuple[int, ...],
+    stats: dict[str, int] | None = None,
+) -> tuple[Batch | None, int]:
     """The first position >= ``start`` where a batch of one of ``magics`` parses and its
-    checksum holds. The magic byte sits 16 bytes into a batch, so search for it in C."""
+    checksum holds, and how many candidates were passed over unchecked because the checksum
+    budget (:data:`RESYNC_BUDGET_RATIO`) was spent. The magic byte sits 16 bytes into a batch,
+    so search for it in C; a candidate is checksummed only when :func:`_plausible` and within
+    budget, so the search is linear in the bytes searched."""
     best: Batch | None = None
+    spent = 0
+    skipped = 0
+    candidates = 0
     for magic in magics:
         needle = bytes([magic])
         i = start + 16
@@ -328,12 +405,25 @@ def _resync(buf: Any, finder: Any, start: int, end: int, magics: tuple[int, ...]
             i = finder.find(needle, i, limit)
             if i < 0:
                 break
-            batch, _, _ = _parse_at(buf, i - 16, end)
-            if batch is not None and batch.is_valid:
-                best = batch
-                break
+            pos = i - 16
+            candidates += 1
+            if _plausible(buf, pos, end, magic):
+                (length,) = _I32.unpack_from(buf, pos + 8)
+                allowed = RESYNC_BUDGET_RATIO * (pos - start + 1) + RESYNC_BUDGET_BASE
+                if spent + length > allowed:
+                    skipped += 1
+                else:
+                    spent += length
+                    batch, _, _ = _parse_at(buf, pos, end)
+                    if batch is not None and batch.is_valid:
+                        best = batch
+                        break
             i += 1
-    return best
+    if stats is not None:
+        stats["candidates"] = stats.get("candidates", 0) + candidates
+        stats["checksummed_bytes"] = stats.get("checksummed_bytes", 0) + spent
+        stats["skipped"] = stats.get("skipped", 0) + skipped
+    return best, skipped
 
 
 def scan(
@@ -361,6 +451,14 @@ def scan(
         if batch is not None:
             seen_magic = batch.magic
             yield batch
+            overflow = offset_overflow(batch) if batch.magic == 2 else None
+            if overflow is not None:
+                yield Problem(
+                    pos,
+                    "offset",
+                    overflow,
+                    batch.next_position if batch.next_position < end else None,
+                )
             if not batch.is_valid:
                 yield Problem(
                     pos,
@@ -376,14 +474,19 @@ def scan(
             yield Problem(pos, kind or "length", reason, None)
             return
         magics: tuple[int, ...] = (2, 1, 0) if seen_magic is None else (seen_magic,)
-        found = _resync(buf, finder, pos + 1, end, magics)
+        found, unchecked = _resync(buf, finder, pos + 1, end, magics)
+        note = (
+            f" ({unchecked} candidate batches left unchecked: their lengths reach too far)"
+            if unchecked
+            else ""
+        )
         if found is None:
-            yield Problem(pos, kind or "length", reason + "; no valid batch after it", None)
+            yield Problem(pos, kind or "length", f"{reason}; no valid batch after it{note}", None)
             return
         yield Problem(
             pos,
             kind or "length",
-            f"{reason}; skipped {found.position - pos} bytes to the next valid batch",
+            f"{reason}; skipped {found.position - pos} bytes to the next valid batch{note}",
             found.position,
         )
         pos = found.position
@@ -410,6 +513,8 @@ def _v2_records(
     pos = 0
     end = len(data)
     slow = _varint_slow
+    if count > end:
+        raise DecodeError(f"{where}: {count} records cannot fit in {end} bytes")
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
@@ -428,12 +533,16 @@ def _v2_records(
             pos += 1
         else:
             ts_delta, pos = slow(data, pos)
+            if not INT64_MIN <= first_ts + ts_delta <= INT64_MAX:
+                raise DecodeError(f"{where}: a record's timestamp leaves the 64-bit range")
         b = data[pos]
         if b < 0x80:
             off_delta = (b >> 1) ^ -(b & 1)
             pos += 1
         else:
             off_delta, pos = slow(data, pos)
+            if not -(1 << 31) <= off_delta < 1 << 31:
+                raise DecodeError(f"{where}: offset delta {off_delta} does not fit in 32 bits")
         b = data[pos]
         if b < 0x80:
             key_len = (b >> 1) ^ -(b & 1)
@@ -478,7 +587,20 @@ def _v2_records(
         )
     if pos != end:
         raise DecodeError(f"{where}: {end - pos} bytes left after {count} records")
+    if not (INT64_MIN + _NEAR < base_offset < INT64_MAX - _NEAR) or not (
+        INT64_MIN + _NEAR < first_ts < INT64_MAX - _NEAR
+    ):
+        _check_range(out, where)
     return out
+
+
+def _check_range(rows: list[tuple[Any, ...]], where: str) -> None:
+    """Record offsets and timestamps must stay in the 64-bit range (Kafka's longs)."""
+    for row in rows:
+        if not INT64_MIN <= row[0] <= INT64_MAX:
+            raise DecodeError(f"{where}: record offset {row[0]} leaves the 64-bit range")
+        if not INT64_MIN <= row[1] <= INT64_MAX:
+            raise DecodeError(f"{where}: record timestamp {row[1]} leaves the 64-bit range")
 
 
 def _headers(
@@ -538,13 +660,14 @@ def _legacy_message(data: Any, pos: int, end: int, where: str) -> tuple[tuple[An
     return (offset, magic, attrs, crc, valid, ts, kpos, klen, vpos, vlen), nxt
 
 
-def v2_payload(buf: Any, batch: Batch) -> bytes:
-    """The records section of a magic-2 batch, decompressed; DecodeError when it does not."""
+def v2_payload(buf: Any, batch: Batch, limit: int = MAX_DECOMPRESSED) -> bytes:
+    """The records section of a magic-2 batch, decompressed to at most ``limit`` bytes;
+    DecodeError when it does not."""
     start = batch.position + V2_HEADER
     end = batch.position + batch.size
     if batch.codec_id:
         try:
-            return decompress(batch.codec_id, buf[start:end])
+            return decompress(batch.codec_id, buf[start:end], limit)
         except CodecError as exc:
             raise DecodeError(
                 f"batch at byte {batch.position}: payload does not decompress ({exc})"
@@ -552,17 +675,20 @@ def v2_payload(buf: Any, batch: Batch) -> bytes:
     return bytes(buf[start:end])
 
 
-def decode_records(buf: Any, batch: Batch) -> tuple[Any, list[tuple[Any, ...]]]:
+def decode_records(
+    buf: Any, batch: Batch, limit: int = MAX_DECOMPRESSED
+) -> tuple[Any, list[tuple[Any, ...]]]:
     """Open ``batch``: (data, record tuples) where positions in the tuples index ``data``.
     Magic 2 tuples are as :func:`_v2_records`; magic 0/1 tuples are (offset, timestamp,
     key_pos, key_len, value_pos, value_len, [], -1, attributes, crc, is_valid).
-    Raises :class:`DecodeError` (with CodecError as a subclass of ValueError) on bad content."""
+    Raises :class:`DecodeError` (with CodecError as a subclass of ValueError) on bad content,
+    and on a payload that decompresses to more than ``limit`` bytes."""
     where = f"batch at byte {batch.position}"
     start, end = batch.position, batch.position + batch.size
     if batch.magic == 2:
         if batch.count is None or batch.count < 0:
             raise DecodeError(f"{where}: negative record count")
-        data = v2_payload(buf, batch)
+        data = v2_payload(buf, batch, limit)
         try:
             rows = _v2_records(
                 data,
@@ -584,7 +710,7 @@ def decode_records(buf: Any, batch: Batch) -> tuple[Any, list[tuple[Any, ...]]]:
     if vlen < 0:
         raise DecodeError(f"{where}: compressed wrapper message has no value")
     try:
-        inner = decompress(codec, data[vpos : vpos + vlen])
+        inner = decompress(codec, data[vpos : vpos + vlen], limit)
     except CodecError as exc:
         raise DecodeError(f"{where}: payload does not decompress ({exc})") from None
     msgs = []
@@ -603,6 +729,7 @@ def decode_records(buf: Any, batch: Batch) -> tuple[Any, list[tuple[Any, ...]]]:
         absolute = offset - last_rel + o if magic == 1 else o
         stamp = ts if (m_magic == 1 and log_append) else m_ts
         rows.append((absolute, stamp, kp, kl, vp, vl, [], -1, m_attrs, m_crc, m_valid))
+    _check_range(rows, where)
     return inner, rows
 
 

@@ -19,6 +19,8 @@ for _lo in range(128, 256):
         _ZZ2[_lo | (_hi << 8)] = (_raw >> 1) ^ -(_raw & 1)
 del _lo, _hi, _raw
 
+_LO, _HI = -(1 << 63) + (1 << 32), (1 << 63) - (1 << 32)
+
 _REC = '{"offset":%d,"timestamp":%d,%s},'
 _REC_SEQ = '{"offset":%d,"timestamp":%d,%s,"sequence":%d,"header_keys":[]},'
 _templates: dict[tuple[int, bool], str] = {}
@@ -32,8 +34,8 @@ def records_json(
     """(``{...},{...}`` — the records of a magic-2 batch as JSON objects joined by commas, their
     absolute offsets), or None when the fast path does not apply. ``data`` is the (decompressed)
     records section."""
-    if count <= 0:
-        return None
+    if count <= 0 or not (_LO < base_offset < _HI and _LO < first_ts < _HI):
+        return None  # near the ends of the 64-bit range: the general path checks
     zz1 = _ZZ1
     zz2 = _ZZ2
     flat: list[object] = []

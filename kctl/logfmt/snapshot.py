@@ -64,6 +64,16 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
+def _int(text: str, bits: int) -> int:
+    """A Java int (32) or long (64) as Kafka's checkpoint reader parses it; ValueError else."""
+    if len(text) > 24:
+        raise ValueError(f"{text[:24]!r}... is too long for a number")
+    value = int(text)
+    if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+        raise ValueError(f"{value} does not fit in {bits} bits")
+    return value
+
+
 def checkpoint(text: str, kind: str) -> dict[str, Any]:
     """A Kafka checkpoint text file: version line, count line, then entries.
     ``kind`` ``leader-epoch``: "epoch start_offset"; ``offset``: "topic partition offset"."""
@@ -71,8 +81,8 @@ def checkpoint(text: str, kind: str) -> dict[str, Any]:
     if not lines:
         return {"version": None, "entries": []}
     try:
-        version = int(lines[0])
-        count = int(lines[1]) if len(lines) > 1 else 0
+        version = _int(lines[0], 32)
+        count = _int(lines[1], 32) if len(lines) > 1 else 0
     except ValueError as exc:
         raise DecodeError(f"checkpoint header is not numeric ({exc})") from None
     entries: list[dict[str, Any]] = []
@@ -80,10 +90,14 @@ def checkpoint(text: str, kind: str) -> dict[str, Any]:
         parts = line.split()
         try:
             if kind == "leader-epoch" and len(parts) == 2:
-                entries.append({"epoch": int(parts[0]), "start_offset": int(parts[1])})
+                entries.append({"epoch": _int(parts[0], 32), "start_offset": _int(parts[1], 64)})
             elif kind == "offset" and len(parts) == 3:
                 entries.append(
-                    {"topic": parts[0], "partition": int(parts[1]), "offset": int(parts[2])}
+                    {
+                        "topic": parts[0],
+                        "partition": _int(parts[1], 32),
+                        "offset": _int(parts[2], 64),
+                    }
                 )
             else:
                 raise ValueError(line)
@@ -109,11 +123,47 @@ def properties(text: str) -> dict[str, str]:
     return out
 
 
+_MAX_DEPTH = 32  # quorum-state nests two levels; orjson refuses more than 255
+
+
+def _plain_json(value: Any, depth: int = 0) -> None:
+    """Refuse what no quorum-state holds and no JSON writer takes back: nesting deeper than
+    :data:`_MAX_DEPTH`, integers outside the 64-bit range."""
+    if depth > _MAX_DEPTH:
+        raise DecodeError(f"quorum-state nests deeper than {_MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for v in value.values():
+            _plain_json(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _plain_json(v, depth + 1)
+    elif isinstance(value, int) and not isinstance(value, bool) and not _is_int64(value):
+        raise DecodeError(f"quorum-state holds {value}, outside the 64-bit range")
+
+
+def _is_int64(value: int) -> bool:
+    return -(1 << 63) <= value < 1 << 63
+
+
 def quorum_state(text: str) -> dict[str, Any]:
+    """quorum-state: a JSON object (leader, epoch, voters)."""
+    # json.loads recurses once per nesting level: 1,000 ``[`` would raise RecursionError.
+    depth = 0
+    deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if depth > _MAX_DEPTH:
+                    raise DecodeError(f"quorum-state nests deeper than {_MAX_DEPTH} levels")
+        elif ch in "]}":
+            depth -= 1
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise DecodeError(f"quorum-state is not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise DecodeError("quorum-state is not a JSON object")
+    _plain_json(data)
     return data
