@@ -141,7 +141,9 @@ def _lz4_frames(data: bytes, limit: int) -> bytes:
     total = 0
     while data:
         d = lz4.frame.LZ4FrameDecompressor()
-        chunk = d.decompress(data, max_length=min(_STEP, limit + 1 - total))
+        # LZ4 expands at most ~255 times: never reserve more than the input can give
+        step = min(_STEP, 256 * len(data) + (1 << 16))
+        chunk = d.decompress(data, max_length=min(step, limit + 1 - total))
         while True:
             total += len(chunk)
             out.append(chunk)
@@ -149,7 +151,7 @@ def _lz4_frames(data: bytes, limit: int) -> bytes:
                 raise _too_big(limit)
             if d.eof or d.needs_input:
                 break
-            chunk = d.decompress(b"", max_length=min(_STEP, limit + 1 - total))
+            chunk = d.decompress(b"", max_length=min(step, limit + 1 - total))
         if not d.eof:
             raise CodecError("the frame is cut short")
         data = d.unused_data
@@ -222,7 +224,9 @@ def _gzip(data: bytes, limit: int) -> bytes:
     total = 0
     while True:
         d = zlib.decompressobj(47)
-        chunk = d.decompress(data, min(_STEP, limit + 1 - total))
+        # deflate expands at most 1,032 times: never reserve more than the input can give
+        step = min(_STEP, 1032 * len(data) + (1 << 16))
+        chunk = d.decompress(data, min(step, limit + 1 - total))
         while True:
             total += len(chunk)
             out.append(chunk)
@@ -230,7 +234,7 @@ def _gzip(data: bytes, limit: int) -> bytes:
                 raise _too_big(limit)
             if d.eof or not d.unconsumed_tail:
                 break
-            chunk = d.decompress(d.unconsumed_tail, min(_STEP, limit + 1 - total))
+            chunk = d.decompress(d.unconsumed_tail, min(step, limit + 1 - total))
         if not d.eof:
             tail = d.flush()
             if tail or not d.eof:
