@@ -80,7 +80,7 @@ def decode_offsets_value(key_type: str, value: Any) -> dict[str, Any] | None:
         raise DecodeError(f"{key_type} is not a __consumer_offsets key type")
     name = _GROUP_VALUES[schema["api_key"]]
     version = _version(value, "__consumer_offsets value")
-    data = decode_message(name, bytes(value[2:]), version, exact=False)
+    data = decode_message(name, bytes(value[2:]), version)
     if name == "GroupMetadataValue" and data.get("protocol_type") == "consumer":
         for member in data.get("members") or []:
             member["subscription"] = _embedded(
@@ -113,7 +113,7 @@ def decode_transaction_record(key: Any, value: Any) -> dict[str, Any]:
     if value is not None:
         value_name = _TXN_VALUES[kv]
         vv = _version(value, "__transaction_state value")
-        data = decode_message(value_name, bytes(value[2:]), vv, exact=False)
+        data = decode_message(value_name, bytes(value[2:]), vv)
         status = data.get("transaction_status")
         known = TRANSACTION_STATES.get(status) if isinstance(status, int) else None
         data["transaction_state"] = known or f"Unknown({status})"
