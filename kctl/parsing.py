@@ -189,11 +189,19 @@ def before_offsets(items: list[str], option: str = "--before") -> tuple[int | No
     per: dict[int, int] = {}
     for item in items:
         part, colon, off = item.rpartition(":")
-        value = offset(off, option, allow_end=True)
-        if colon:
-            per[partition(part, option)] = value
-        else:
-            everywhere = value
+        try:
+            value = offset(off, option, allow_end=True)
+            if colon:
+                per[partition(part, option)] = value
+            else:
+                everywhere = value
+        except UsageError as exc:  # name the whole item, as typed
+            what = (
+                f"malformed {option} {item!r}"
+                if exc.what.startswith("malformed")
+                else f"{option} {item!r} is out of range"
+            )
+            raise UsageError(what, f"OFFSET or PARTITION:OFFSET; {exc.why}") from None
     return everywhere, per
 
 
@@ -212,6 +220,10 @@ def delete_records_json(text: str, source: str) -> dict[tuple[str, int], int]:
     out: dict[tuple[str, int], int] = {}
     for i, entry in enumerate(parts):
         fields = entry if isinstance(entry, dict) else {}
+        if not {"topic", "partition", "offset"} <= set(fields):
+            raise UsageError(
+                f"malformed {source}", f"partitions[{i}] needs topic, partition and offset"
+            )
         topic, part, off = fields.get("topic"), fields.get("partition"), fields.get("offset")
         if not isinstance(topic, str) or not topic:
             raise UsageError(f"malformed {source}", f"partitions[{i}] needs a topic name")
