@@ -124,3 +124,21 @@ def test_offsets_decode_one_record(offline_kctl) -> None:
     assert doc["key"]["data"]["topic"] == "t01" and doc["value"]["data"]["offset"] == 106
     bad = offline_kctl("offsets", "decode", "--key", "zz")
     assert bad.code == 2
+
+
+def test_quorum_state_lists_show_as_json_not_python(offline_kctl):
+    r = offline_kctl("dump-segment", str(KRAFT / "__cluster_metadata-0" / "quorum-state"))
+    assert r.code == 0, r
+    assert 'currentVoters: [{"voterId":1}]' in r.stdout.splitlines()
+    assert "{'" not in r.stdout
+
+
+def test_an_argument_that_is_not_a_kafka_file_is_an_error(offline_kctl, tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("root:x:0:0\n")
+    r = offline_kctl("dump-segment", str(other))
+    assert r.code == 1 and r.stdout == ""
+    assert r.stderr.startswith(f"kctl: error: {other} is not a Kafka file kctl knows by its name (")
+    assert "--type" in r.stderr and len(r.stderr.splitlines()) == 1
+    forced = offline_kctl("dump-segment", "--type", "log", str(other))
+    assert forced.code == 3  # read as a segment when asked: it is not one, and says so

@@ -1,4 +1,5 @@
-"""kctl offsets: decode __consumer_offsets records (``offsets get`` joins later)."""
+"""kctl offsets: partition offsets (``get``, kafka-get-offsets.sh; in offsets_get.py) and one
+__consumer_offsets record decoded (``decode``)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kctl.dump.model import DumpOptions, FileStart, Note
+from kctl.dump.model import DumpOptions, FileStart
 
 __all__ = ["DumpOptions", "dump"]
 
@@ -45,8 +45,15 @@ def _read_file(path: Path, opts: DumpOptions, payload: Any) -> Generator[Any, No
 
     kind = opts.file_type or detect_type(path)
     if kind is None:
-        yield Note(f"Ignoring unknown file {path}")
-        return 0
+        # Kafka's tool prints "Ignoring unknown file" and exits 0; a file named on the command
+        # line that is not a Kafka file is a mistake worth an error (exit 1).
+        from kctl.errors import KctlError
+
+        raise KctlError(
+            f"{path} is not a Kafka file kctl knows by its name",
+            "expected *.log, *.index, *.timeindex, *.txnindex, *.snapshot, *.checkpoint, "
+            "quorum-state, meta.properties, partition.metadata; or name its kind with --type",
+        )
     yield FileStart(path)
     if kind in ("log", "kraft-snapshot"):
         from kctl.dump.segment import read_log

@@ -115,7 +115,7 @@ def check_offset_index(path: Path, *, verify: bool = True) -> IndexCheck:
                     )
                 )
                 continue
-            batch, _, reason = B._parse_at(memoryview(seg), entry.position, size)
+            batch, _, reason = B.parse_at(memoryview(seg), entry.position, size)
             if batch is None:
                 out.problems.append(
                     B.Problem(

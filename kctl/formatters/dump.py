@@ -556,6 +556,10 @@ class DumpWriter:
                     self.line(" ".join(f"{k}: {v}" for k, v in e.items()))
             else:
                 for k, v in doc.items():
-                    self.line(f"{k}: {text_value(v) if not isinstance(v, dict | list) else v}")
+                    # nested values as compact JSON (the file's own notation), not Python's repr
+                    shown = (
+                        to_json(v, indent=False) if isinstance(v, dict | list) else text_value(v)
+                    )
+                    self.line(f"{k}: {shown}")
         else:
             self.obj({"file": file, "type": kind, **doc})

@@ -254,7 +254,7 @@ def v2_batch(pos: int, h: V2Header, computed_crc: int) -> Batch:
     )
 
 
-def _parse_at(buf: Any, pos: int, end: int) -> tuple[Batch | None, str | None, str]:
+def parse_at(buf: Any, pos: int, end: int) -> tuple[Batch | None, str | None, str]:
     """The batch starting at ``pos``, or (None, kind, reason)."""
     avail = end - pos
     if avail < LOG_OVERHEAD:
@@ -414,7 +414,7 @@ def _resync(
                     skipped += 1
                 else:
                     spent += length
-                    batch, _, _ = _parse_at(buf, pos, end)
+                    batch, _, _ = parse_at(buf, pos, end)
                     if batch is not None and batch.is_valid:
                         best = batch
                         break
@@ -447,7 +447,7 @@ def scan(
     end = len(buf) if end is None else min(end, len(buf))
     pos = start
     while pos < end:
-        batch, kind, reason = _parse_at(buf, pos, end)
+        batch, kind, reason = parse_at(buf, pos, end)
         if batch is not None:
             seen_magic = batch.magic
             yield batch
