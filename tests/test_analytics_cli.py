@@ -49,6 +49,10 @@ def test_jsonl_file_gives_group_status_lag_and_time_lag_as_json(offline_kctl, tm
     assert doc["laggards"][0]["group"] == "stop"
     assert doc["laggards"][0]["status"] == "STOP"
     assert "kctl: starting Spark" in r.stderr  # people's progress on stderr, data on stdout
+    # Spark's launcher noise is not passed on; only kctl's lines remain
+    for noise in ("Using incubator modules", "Setting default log level", "sc.setLogLevel"):
+        assert noise not in r.stderr, r.stderr
+    assert all(line.startswith("kctl: ") for line in r.stderr.splitlines()), r.stderr
     for table in ("groups", "topics", "partitions", "group_series", "samples"):
         assert list((out / table).glob("*.parquet")), table
     import pyarrow.parquet as pq
@@ -177,3 +181,24 @@ def test_live_record_must_be_jsonl(offline_kctl, tmp_path):
     )
     assert r.code == 2
     assert "live samples are written as .jsonl" in r.stderr
+
+
+def test_a_file_that_is_not_lag_samples_is_named_before_spark_starts(offline_kctl, tmp_path):
+    src = tmp_path / "other.jsonl"
+    src.write_text('{"user": "alice", "ts_ms": 5}\n{"user": "bob"}\n')
+    r = offline_kctl("analytics", "lag", str(src), *SPARK, timeout=60)
+    assert r.code == 2, r
+    assert r.stderr == (
+        f"kctl: error: {src} line 1 is not a lag sample (no group)\n"
+    )  # one line, and Spark never started
+    rows = _stopped_and_fine()
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        json.dumps(rows[0]) + "\n" + '{"ts_ms": "soon"}\n'
+        + "".join(json.dumps(r) + "\n" for r in rows[1:])
+    )  # fmt: skip
+    from kctl.analytics.schema import check_jsonl
+
+    assert check_jsonl([str(mixed)]) == [
+        f"{mixed} line 2 is not a lag sample (ts_ms is not an integer): skipped"
+    ]

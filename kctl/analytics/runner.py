@@ -43,6 +43,52 @@ class SparkUnavailable(KctlError):
     """pyspark or Java is missing, or the Spark driver did not start."""
 
 
+# What the JVM and Spark's launcher print on stderr before any log configuration applies:
+# not errors, not for operators. Everything else the JVM writes still reaches stderr.
+JVM_NOISE = (
+    b"WARNING: Using incubator modules",
+    b"Setting default log level to",
+    b"To adjust logging level use sc.setLogLevel",
+    b"NativeCodeLoader: Unable to load native-hadoop library",
+    b"WARN NativeCodeLoader",
+)
+
+
+def quiet_jvm_stderr() -> None:
+    """From now on, the processes this one starts (Spark's JVM) write stderr into a pipe that a
+    thread copies to the real stderr without the launcher's noise lines (JVM_NOISE). Python's
+    own stderr is restored at once; the JVM keeps the pipe for its lifetime."""
+    import threading
+
+    read_end, write_end = os.pipe()
+    real = os.dup(2)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def copy() -> None:
+        with os.fdopen(read_end, "rb", buffering=0) as pipe:
+            pending = b""
+            while chunk := pipe.read(65536):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if not line.strip() or any(n in line for n in JVM_NOISE):
+                        continue
+                    os.write(real, line + b"\n")
+            if pending:
+                os.write(real, pending)
+
+    threading.Thread(target=copy, name="kctl-jvm-stderr", daemon=True).start()
+
+    def restore() -> None:
+        os.dup2(real, 2)
+
+    _restore_stderr.append(restore)
+
+
+_restore_stderr: list[Any] = []
+
+
 def parse_conf(items: list[str]) -> dict[str, str]:
     """``--conf key=value`` items as a dict (later ones win)."""
     out: dict[str, str] = {}
@@ -111,11 +157,16 @@ def build_session(
     builder = SparkSession.builder
     for key, value in session_conf(master, conf or {}, "WARN" if debug else "ERROR").items():
         builder = builder.config(key, value)
+    if not debug:
+        quiet_jvm_stderr()  # the JVM inherits the filtered stderr as it starts
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start or the master refused us
         first = " ".join(str(exc).strip().splitlines()[:1])[:300]
         raise SparkUnavailable(f"Spark did not start with --master {master}", first) from exc
+    finally:
+        while _restore_stderr:  # Python's stderr is its own again; the JVM keeps the filter
+            _restore_stderr.pop()()
     spark.sparkContext.setLogLevel("WARN" if debug else "ERROR")
     return spark
 

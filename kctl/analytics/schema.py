@@ -153,3 +153,62 @@ def read_samples(spark: SparkSession, inputs: list[str], fmt: str | None = None)
     for name in REQUIRED:
         df = df.filter(F.col(f"`{name}`").isNotNull())
     return df.withColumn("cluster", F.coalesce(F.col("cluster"), F.lit("")))
+
+
+CHECK_BYTES = 4 << 20  # of each local JSONL file, checked before Spark starts
+
+
+def check_jsonl(paths: list[str]) -> list[str]:
+    """Check the start of every local JSONL input before Spark starts, so a wrong or broken
+    file is one line naming the file and line at once (not "no lag samples" after Spark's
+    start-up). A file whose first complete line is not a lag sample, or with no sample in its
+    first 4 MiB, is a usage error; a bad line after good ones is a warning returned (Spark
+    drops such lines, as it drops a last line cut short by a recorder still writing)."""
+    import orjson
+
+    warnings: list[str] = []
+    files: list[Path] = []
+    for p in paths:
+        if _is_remote(p):
+            continue
+        path = Path(p)
+        if path.is_dir():
+            files += sorted(f for f in path.rglob("*.json*") if f.is_file())
+        else:
+            files.append(path)
+    for path in files:
+        with open(path, "rb") as fh:
+            head = fh.read(CHECK_BYTES)
+        lines = head.split(b"\n")
+        lines.pop()  # cut by the read, or a last line still being written: not judged
+        good = 0
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            why = _sample_problem(line, orjson)
+            if why is None:
+                good += 1
+                continue
+            if not good:
+                raise UsageError(f"{path} line {number} is not a lag sample", why)
+            warnings.append(f"{path} line {number} is not a lag sample ({why}): skipped")
+        if not good and any(line.strip() for line in lines):
+            raise UsageError(f"no lag samples in {path}", "not one line has the sample fields")
+    return warnings
+
+
+def _sample_problem(line: bytes, orjson: Any) -> str | None:
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return f"not JSON: {exc}"
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    for name in REQUIRED:
+        value = doc.get(name)
+        if value is None:
+            return f"no {name}"
+        wanted = str if name in ("group", "topic") else int
+        if not isinstance(value, wanted) or isinstance(value, bool):
+            return f"{name} is not {'a string' if wanted is str else 'an integer'}"
+    return None

@@ -175,9 +175,13 @@ def lag(
         raise UsageError("--group and --record go with --live")
 
     from kctl.analytics import pipeline
-    from kctl.analytics.schema import read_samples, resolve_inputs
+    from kctl.analytics.schema import check_jsonl, read_samples, resolve_inputs
 
-    resolve_inputs(paths, {"jsonl": "json", "json": "json"}.get(fmt or "", fmt))  # fail early
+    # Fail early, before Spark starts: missing inputs, unknown formats, files that are not
+    # lag samples (named with the line).
+    groups = resolve_inputs(paths, {"jsonl": "json", "json": "json"}.get(fmt or "", fmt))
+    for warning in check_jsonl(groups["json"]):
+        note(f"kctl: warning: {warning}")
     debug = settings.current().debug
 
     def say(msg: str) -> None:
