@@ -42,7 +42,7 @@ def topic_scope(items: list[str], option: str = "--topic") -> Scope:
     return out
 
 
-_ISO_DURATION = re.compile(
+_ISO_DURATION_RE = (
     r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
     r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
 )
@@ -61,7 +61,7 @@ def duration(text: str, option: str = "duration") -> timedelta:
     body = body.lstrip("+-")
     value: timedelta | None = None
     if body.startswith("P"):
-        m = _ISO_DURATION.match(body)
+        m = re.match(_ISO_DURATION_RE, body)  # compiled on first use, cached by re
         if m and body not in ("P", "PT") and not body.endswith("T"):
             parts = {k: float(v) for k, v in m.groupdict().items() if v}
             seconds = (
