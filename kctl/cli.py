@@ -183,50 +183,130 @@ def root(
     )
 
 
-def _register() -> None:
-    # Command modules import only typer and kctl's light modules; each command imports the
-    # client libraries it needs inside its function.
-    from kctl.commands import (
-        cluster,
-        configs,
-        consume,
-        dump,
-        groups,
-        local,
-        offsets,
-        offsets_get,
-        partitions,
-        perf,
-        produce,
-        profile,
-        records,
-        replicas,
-        topics,
-    )
+# The sub-commands: name -> (module, kind, one-line summary). A run registers only the one it
+# invokes (Typer builds every registered command's parameters at start-up, ~0.5 ms each); the
+# others stand in as placeholders carrying their summary for `kctl --help`. A test checks that
+# each summary is the module's own.
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "topics": ("topics", "group", "List, describe, create and delete topics; add partitions."),
+    "configs": ("configs", "group", "Describe and change topic and broker configs."),
+    "cluster": ("cluster", "group", "Cluster id, controller, brokers; API versions per broker."),
+    "produce": ("produce", "command", "Produce records from stdin, files or --key/--value."),
+    "consume": (
+        "consume",
+        "command",
+        "Consume records to stdout (JSON lines, table, plain, template).",
+    ),
+    "offsets": (
+        "offsets",
+        "group",
+        "Partition offsets (get) and __consumer_offsets records (decode).",
+    ),
+    "records": ("records", "group", "Delete records at the start of partitions."),
+    "groups": ("groups", "group", "Consumer groups: list, describe, lag, delete, reset offsets."),
+    "transactions": (
+        "transactions",
+        "group",
+        "Transactions: list, describe, producers, find hanging, abort.",
+    ),
+    "replicas": (
+        "replicas",
+        "group",
+        "Replica health in one report; replicas compared batch by batch, online and offline.",
+    ),
+    "partitions": (
+        "partitions",
+        "group",
+        "Elect leaders and reassign partitions: the plan first, --execute to act.",
+    ),
+    "dump-segment": (
+        "dump",
+        "command",
+        "Decode Kafka's on-disk files (segments, indexes, snapshots, checkpoints).",
+    ),
+    "perf": (
+        "perf",
+        "group",
+        "Load tests: produce or consume N records and report throughput and latency.",
+    ),
+    "profile": ("profile", "group", "Named connection profiles: list, show, use, add, delete."),
+    "local": (
+        "local",
+        "group",
+        "Start, inspect and stop a local cluster on loopback (Apache Kafka or Tansu); stop, "
+        "kill and restart single brokers to rehearse failures.",
+    ),
+    "analytics": (
+        "analytics",
+        "group",
+        "Lag analytics on Spark: Burrow status, time lag, trends and plots from lag samples.",
+    ),
+}
+_registered: set[str] = set()
 
-    app.add_typer(topics.app, name="topics")
-    app.add_typer(configs.app, name="configs")
-    app.add_typer(cluster.app, name="cluster")
-    app.command("produce", epilog=produce.EPILOG)(produce.produce)
-    app.command("consume", epilog=consume.EPILOG)(consume.consume)
-    offsets.app.command("get", epilog=offsets_get.EPILOG)(offsets_get.offsets_get)
-    app.add_typer(offsets.app, name="offsets")
-    app.add_typer(records.app, name="records")
-    app.add_typer(groups.app, name="groups")
-    app.add_typer(replicas.app, name="replicas")
-    app.add_typer(partitions.app, name="partitions")
-    app.command(
-        "dump-segment",
-        epilog=dump.EPILOG,
-        short_help="Decode Kafka's on-disk files (segments, indexes, snapshots, checkpoints).",
-    )(dump.dump_segment)
-    app.add_typer(perf.app, name="perf")
-    app.add_typer(profile.app, name="profile")
-    app.add_typer(local.app, name="local")
-    from kctl.commands import analytics
 
-    app.add_typer(analytics.app, name="analytics")
+def _add(name: str) -> None:
+    """Register one sub-command for real (imports its module)."""
+    import importlib
+
+    module_name = SUBCOMMANDS[name][0]
+    module = importlib.import_module(f"kctl.commands.{module_name}")
+    if name == "produce":
+        app.command("produce", epilog=module.EPILOG)(module.produce)
+    elif name == "consume":
+        app.command("consume", epilog=module.EPILOG)(module.consume)
+    elif name == "dump-segment":
+        app.command("dump-segment", epilog=module.EPILOG, short_help=SUBCOMMANDS[name][2])(
+            module.dump_segment
+        )
+    elif name == "offsets":
+        from kctl.commands import offsets_get
+
+        module.app.command("get", epilog=offsets_get.EPILOG)(offsets_get.offsets_get)
+        app.add_typer(module.app, name="offsets")
+    else:
+        app.add_typer(module.app, name=name)
+
+
+def _placeholder(name: str) -> None:
+    """A stand-in that only lists ``name`` with its summary in ``kctl --help``."""
+    _module, kind, summary = SUBCOMMANDS[name]
+    if kind == "command":
+        app.command(name, short_help=summary, add_help_option=False)(lambda: None)
+    else:
+        app.add_typer(typer.Typer(help=summary), name=name)
+
+
+def register(only: str | None = None) -> typer.Typer:
+    """Register every sub-command (``only`` None), or ``only`` for real and placeholders for the
+    others; once per process. Returns the root app."""
+    if _registered:
+        return app
+    for name in SUBCOMMANDS:
+        if only is None or name == only:
+            _add(name)
+        else:
+            _placeholder(name)
+        _registered.add(name)
     _one_line_summaries(app)
+    return app
+
+
+def invoked(args: list[str]) -> str | None:
+    """The sub-command a hoisted argument list runs (None: the root's own help or options)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return None
+        if arg in _GLOBAL_WITH_VALUE:
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        return arg if arg in SUBCOMMANDS else None
+    return None
 
 
 def _one_line_summaries(typer_app: typer.Typer) -> None:
@@ -238,9 +318,6 @@ def _one_line_summaries(typer_app: typer.Typer) -> None:
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
             _one_line_summaries(group.typer_instance)
-
-
-_register()
 
 
 def _end_line_after_interrupt() -> None:
@@ -262,6 +339,8 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args or bool(os.environ.get("KCTL_DEBUG"))
     code = 0
     try:
+        completing = any(k.endswith("_COMPLETE") and k.startswith("_KCTL") for k in os.environ)
+        register(None if completing else invoked(args) or "")
         result = app(args=args, prog_name="kctl", standalone_mode=False)
         code = result if isinstance(result, int) else 0
         if code == EXIT_INTERRUPTED:  # Typer answers ^C (KeyboardInterrupt) with exit 130

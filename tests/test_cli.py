@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
-from kctl.cli import app, hoist_global_options
+from kctl.cli import SUBCOMMANDS, hoist_global_options, invoked, register
+
+app = register()  # every sub-command for real (a run registers only the one it invokes)
 
 HEAVY = ("confluent_kafka", "kafka", "pyspark", "pyarrow")
 
@@ -176,3 +178,31 @@ def test_the_offsets_decode_help_example_runs(offline_kctl):
     doc = json.loads(r.stdout)
     assert doc["key"]["data"] == {"group": "my-group", "topic": "orders", "partition": 0}
     assert doc["value"]["data"]["offset"] == 42
+
+
+def test_each_placeholder_summary_is_the_sub_commands_own():
+    """`kctl --help` lists placeholders; their summaries must be what the modules say."""
+    for group in app.registered_groups:
+        assert group.typer_instance is not None
+        assert SUBCOMMANDS[group.name][2] == group.typer_instance.info.help, group.name
+    for command in app.registered_commands:
+        assert SUBCOMMANDS[command.name][2] == command.short_help, command.name
+    assert {g.name for g in app.registered_groups} | {c.name for c in app.registered_commands} == (
+        set(SUBCOMMANDS)
+    )
+
+
+def test_the_invoked_sub_command_is_found_after_global_options():
+    assert invoked(["--bootstrap-server", "h:1", "-o", "json", "topics", "list"]) == "topics"
+    assert invoked(["--debug", "dump-segment", "x.log"]) == "dump-segment"
+    assert invoked(["--help"]) is None and invoked([]) is None
+    assert invoked(["bogus"]) is None
+
+
+def test_root_help_lists_every_sub_command_with_its_summary(offline_kctl):
+    r = offline_kctl("--help")
+    assert r.code == 0
+    text = " ".join(r.stdout.split())
+    for name, (_module, _kind, summary) in SUBCOMMANDS.items():
+        assert name in text
+        assert " ".join(summary.split())[:40] in text, name
