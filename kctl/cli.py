@@ -219,6 +219,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "group",
         "Elect leaders and reassign partitions: the plan first, --execute to act.",
     ),
+    "metadata": ("metadata", "group", "Read a KRaft metadata log offline: the cluster's state."),
     "dump-segment": (
         "dump",
         "command",
