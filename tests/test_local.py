@@ -324,3 +324,15 @@ def test_a_recorded_pid_that_is_not_our_broker_is_never_signalled(kctl, kctl_env
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_generated_cluster_ids_never_start_with_a_dash():
+    """kafka-storage.sh reads an id starting with '-' as an option (1 in 32 random ids did)."""
+    import base64
+    import uuid
+
+    from kctl.local.kafka_cluster import new_cluster_id
+
+    ids = [new_cluster_id() for _ in range(2000)]
+    assert all(len(i) == 22 and not i.startswith("-") for i in ids)
+    assert all(uuid.UUID(bytes=base64.urlsafe_b64decode(i + "==")) for i in ids)

@@ -299,7 +299,12 @@ def _wait_dead(nodes: Iterable[Node], timeout: float) -> list[Node]:
 
 
 def new_cluster_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A random id as Kafka's Uuid writes it (URL-safe base64, 22 characters). As Kafka does, one
+    starting with "-" is drawn again: kafka-storage.sh would read it as an option."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str]:
@@ -364,7 +369,8 @@ def _format_storage(cluster: Cluster) -> None:
     for node in cluster.nodes:
         args = _java_args(cluster, node)
         args = [*args[: args.index("kafka.Kafka")], "kafka.tools.StorageTool"]
-        args += ["format", "-t", cluster.cluster_id, "-c", node.config, "--ignore-formatted"]
+        args += ["format", f"--cluster-id={cluster.cluster_id}", "-c", node.config]
+        args += ["--ignore-formatted"]
         with open(node.log, "ab") as log:
             procs.append((node, subprocess.Popen(args, stdout=log, stderr=log, cwd=node.directory)))
     for node, proc in procs:
