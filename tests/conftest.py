@@ -99,6 +99,37 @@ def commit_offsets(
         time.sleep(0.2)
 
 
+def read_back(bootstrap: str, topic: str, ends: dict[int, int]) -> list[bytes]:
+    """Every record value of ``topic`` up to the log end offsets ``ends`` (partition -> offset),
+    consumed from the start; bounded by a deadline (fails naming what was not read)."""
+    import time
+
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("readback"),
+                  "enable.auto.commit": False, "enable.partition.eof": True})  # fmt: skip
+    values: list[bytes] = []
+    try:
+        todo = {p for p in ends if ends[p] > 0}
+        c.assign([TopicPartition(topic, p, 0) for p in todo])
+        deadline = time.monotonic() + 120
+        while todo and time.monotonic() < deadline:
+            for m in c.consume(5000, 0.5):
+                if m.error() is not None:
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        if m.offset() >= ends[m.partition()]:
+                            todo.discard(m.partition())
+                        continue
+                    raise AssertionError(f"reading back {topic}: {m.error()}")
+                values.append(m.value())
+                if m.offset() + 1 >= ends[m.partition()]:
+                    todo.discard(m.partition())
+        assert not todo, f"partitions {sorted(todo)} of {topic} not read to the end in time"
+    finally:
+        c.close()
+    return values
+
+
 def _java_hash(text: str) -> int:
     h = 0
     for ch in text:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ENGINE, start_kafka_cluster, unique, wait_for
+from conftest import ENGINE, read_back, start_kafka_cluster, unique, wait_for
 
 pytestmark = pytest.mark.skipif(
     ENGINE != "kafka" or bool(os.environ.get("KCTL_TEST_BOOTSTRAP")),
@@ -116,31 +116,7 @@ class Single:
 
     def read_all(self, topic: str) -> list[bytes]:
         """Every record value of ``topic``, consumed to the end (bounded)."""
-        from confluent_kafka import Consumer, KafkaError, TopicPartition
-
-        ends = self.end_offsets(topic)
-        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": unique("readback"),
-                      "enable.auto.commit": False, "enable.partition.eof": True})  # fmt: skip
-        values: list[bytes] = []
-        try:
-            todo = {p for p in ends if ends[p] > 0}
-            c.assign([TopicPartition(topic, p, 0) for p in todo])
-            deadline = time.monotonic() + 120
-            while todo and time.monotonic() < deadline:
-                for m in c.consume(5000, 0.5):
-                    if m.error() is not None:
-                        if m.error().code() == KafkaError._PARTITION_EOF:
-                            if m.offset() >= ends[m.partition()]:
-                                todo.discard(m.partition())
-                            continue
-                        raise AssertionError(f"reading back {topic}: {m.error()}")
-                    values.append(m.value())
-                    if m.offset() + 1 >= ends[m.partition()]:
-                        todo.discard(m.partition())
-            assert not todo, f"partitions {sorted(todo)} of {topic} not read to the end in time"
-        finally:
-            c.close()
-        return values
+        return read_back(self.bootstrap, topic, self.end_offsets(topic))
 
     def fill(self, topic: str, count: int, size: int = 100) -> None:
         """``count`` records of about ``size`` bytes, with the Python client."""

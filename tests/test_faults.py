@@ -12,12 +12,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ENGINE, Run, run_kctl, start_kafka_cluster, unique, wait_for
+from conftest import ENGINE, Run, read_back, run_kctl, start_kafka_cluster, unique, wait_for
 
 pytestmark = pytest.mark.skipif(
     ENGINE != "kafka" or bool(os.environ.get("KCTL_TEST_BOOTSTRAP")),
@@ -123,30 +122,7 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Faults]:
 
 def _read_all(bootstrap: str, topic: str, ends: dict[int, int]) -> list[bytes]:
     """Every record value of ``topic`` up to ``ends`` (bounded by a deadline)."""
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("readback"),
-                  "enable.auto.commit": False, "enable.partition.eof": True})  # fmt: skip
-    values: list[bytes] = []
-    try:
-        c.assign([TopicPartition(topic, p, 0) for p in ends if ends[p] > 0])
-        todo = {p for p in ends if ends[p] > 0}
-        deadline = time.monotonic() + 120
-        while todo and time.monotonic() < deadline:
-            for m in c.consume(5000, 0.5):
-                if m.error() is not None:
-                    if m.error().code() == KafkaError._PARTITION_EOF:
-                        if m.offset() >= ends[m.partition()]:
-                            todo.discard(m.partition())
-                        continue
-                    raise AssertionError(f"reading back {topic}: {m.error()}")
-                values.append(m.value())
-                if m.offset() + 1 >= ends[m.partition()]:
-                    todo.discard(m.partition())
-        assert not todo, f"partitions {sorted(todo)} of {topic} not read to their end in time"
-    finally:
-        c.close()
-    return values
+    return read_back(bootstrap, topic, ends)
 
 
 def test_produce_survives_a_broker_killed_mid_stream_without_loss_or_duplicates(faults, tmp_path):

@@ -124,31 +124,13 @@ def list_group_ids(admin: Admin) -> list[tuple[str, str, bool]]:
     return [(g.group, g.state, g.simple) for g in list_groups(admin)]
 
 
-class GroupReader:
+class GroupReader(kafka_python.LazyClient):
     """kafka-python protocol requests about groups, over one connection pool for a command (or a
     whole ``--watch``). Use as a context manager; the client starts on first use."""
 
     def __init__(self, admin: Admin) -> None:
-        self.admin = admin
-        self._client: Any = None
+        super().__init__(admin)
         self._coordinators: dict[str, int] = {}
-
-    def __enter__(self) -> GroupReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = kafka_python.connect(self.admin.conn, self.admin)
-        return self._client
 
     def version(self, request_class: Any) -> int:
         """The highest version of an API both kafka-python and the broker speak (-1: none)."""

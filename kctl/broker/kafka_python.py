@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 from kctl.broker.connect import Connection, kafka_python_config
 from kctl.errors import ConnectionFailed, KctlError
@@ -69,3 +69,29 @@ def api_version(client: Any, request_class: Any) -> int:
         return int(client._manager.broker_version_data.api_version(request_class))
     except IncompatibleBrokerVersion:
         return -1
+
+
+class LazyClient:
+    """One kafka-python connection pool for a command, connected on first use and closed at the
+    end (a context manager); operation classes (group reader, transactions) build on it."""
+
+    def __init__(self, admin: Any) -> None:
+        self.admin = admin
+        self._client: Any = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = connect(self.admin.conn, self.admin)
+        return self._client

@@ -8,8 +8,6 @@ reports come back for failures only (``delivery.report.only.error``).
 from __future__ import annotations
 
 import contextlib
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ from kctl.produce_input import (
     read_chunks,
     split_lines,
 )
+from kctl.signals import SignalTrap
 
 POLL_EVERY = 4096
 # Without --linger-ms: full batches (batch.size, 1 MB by default) rather than librdkafka's 5 ms
@@ -128,32 +127,22 @@ class _Stop(Exception):
     """Stop handing records over: a signal, or delivery stalled."""
 
 
-class _Signals:
+class _Signals(SignalTrap):
     """SIGINT/SIGTERM stop reading; records already handed to the producer are flushed, unless
     a signal arrives during that flush, which ends it at once. The handler raises only while we
     wait for input, never inside produce() bookkeeping."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.stopped = False
         self.reading = False
         self.count = 0
-        self.previous: dict[int, Any] = {}
 
     def _handler(self, signum: int, frame: Any) -> None:
         self.stopped = True
         self.count += 1
         if self.reading:
             raise _Stop()
-
-    def __enter__(self) -> _Signals:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self._handler)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
 
 
 def check_topic(admin: Admin, topic: str, partition: int | None) -> int:

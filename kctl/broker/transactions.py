@@ -92,26 +92,8 @@ def _error_name(code: int) -> str:
     return str(getattr(Errors.for_code(code), "message", f"error code {code}"))
 
 
-class TxnClient:
+class TxnClient(kafka_python.LazyClient):
     """One kafka-python connection pool for a command; a context manager."""
-
-    def __init__(self, admin: Admin) -> None:
-        self.admin = admin
-        self._client: Any = None
-
-    def __enter__(self) -> TxnClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = kafka_python.connect(self.admin.conn, self.admin)
-        return self._client
 
     def version(self, request_class: Any, api: str, what: str) -> int:
         v = kafka_python.api_version(self.client, request_class)

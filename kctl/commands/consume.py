@@ -10,6 +10,7 @@ import typer
 from kctl.commands._common import connection, example, note
 from kctl.commands._complete import group_names, topic_names
 from kctl.errors import EXIT_INTERRUPTED
+from kctl.signals import SignalTrap
 
 EPILOG = example(
     "kctl consume orders -o jsonl | jq .value",
@@ -168,35 +169,20 @@ def consume(
         raise typer.Exit(EXIT_INTERRUPTED)
 
 
-class _StopSignals:
+class _StopSignals(SignalTrap):
     """SIGINT and SIGTERM end consuming cleanly: the record being written is finished (never
     half a line, even while stdout blocks), nothing more is written, the consumer closes
     (leaving its group, committing what was written) and the exit code is 128 + the signal.
     The handler only sets flags: it never raises in the middle of a write or a store."""
 
     def __init__(self, writer: Any, consumption: Any) -> None:
+        super().__init__()
         self.writer = writer
         self.consumption = consumption
         self.signum: int | None = None
-        self.previous: dict[int, Any] = {}
 
     def _handler(self, signum: int, frame: Any) -> None:
         if self.signum is None:
             self.signum = signum
         self.writer.stopping = True
         self.consumption.stopping = True
-
-    def __enter__(self) -> _StopSignals:
-        import signal
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self._handler)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        import signal
-
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
