@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ENGINE, read_back, start_kafka_cluster, unique, wait_for
+from conftest import ENGINE, kctl_environment, read_back, start_kafka_cluster, unique, wait_for
 
 pytestmark = pytest.mark.skipif(
     ENGINE != "kafka" or bool(os.environ.get("KCTL_TEST_BOOTSTRAP")),
@@ -141,13 +141,10 @@ def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Single]:
     state = tmp_path_factory.mktemp("delivery-cluster")
     cluster = start_kafka_cluster(state, brokers=1)
     home = tmp_path_factory.mktemp("delivery-kctl")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
-    env.update(
+    env = kctl_environment(
         KCTL_BOOTSTRAP_SERVERS=cluster.bootstrap,  # type: ignore[attr-defined]
         KCTL_CONFIG=str(home / "kctl-config.yaml"),
         KCTL_STATE_DIR=str(home / "kctl-state"),
-        NO_COLOR="1",
-        COLUMNS="200",
     )
     try:
         yield Single(state, cluster.bootstrap, env)  # type: ignore[attr-defined]

@@ -16,7 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ENGINE, Run, read_back, run_kctl, start_kafka_cluster, unique, wait_for
+from conftest import (
+    ENGINE,
+    Run,
+    kctl_environment,
+    read_back,
+    run_kctl,
+    start_kafka_cluster,
+    unique,
+    wait_for,
+)
 
 pytestmark = pytest.mark.skipif(
     ENGINE != "kafka" or bool(os.environ.get("KCTL_TEST_BOOTSTRAP")),
@@ -105,13 +114,10 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Faults]:
     state = tmp_path_factory.mktemp("faults-cluster")
     cluster = start_kafka_cluster(state, brokers=3)
     home = tmp_path_factory.mktemp("faults-kctl")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KCTL_")}
-    env.update(
+    env = kctl_environment(
         KCTL_BOOTSTRAP_SERVERS=cluster.bootstrap,
         KCTL_CONFIG=str(home / "kctl-config.yaml"),
         KCTL_STATE_DIR=str(home / "kctl-state"),
-        NO_COLOR="1",
-        COLUMNS="200",
     )
     try:
         yield Faults(state, cluster.bootstrap, env)
