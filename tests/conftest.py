@@ -63,7 +63,7 @@ def start_kafka_cluster(state: Path, brokers: int = 3) -> object:
         )
     except KctlError as exc:
         logs = "\n".join(
-            f"--- {p} ---\n{kafka_cluster.log_tail(p, 20)}"
+            f"--- {p} ---\n{kafka_cluster.log_tail(p, 20, errors_first=True)}"
             for p in sorted((state / kafka_cluster.STATE_SUBDIR).glob("node-*/node.log"))
         )
         pytest.fail(f"the test Kafka cluster did not start: {exc.line()}\n{logs}", pytrace=False)

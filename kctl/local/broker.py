@@ -112,12 +112,18 @@ def read_info(directory: Path | None = None) -> BrokerInfo | None:
         return None
 
 
-def log_tail(path: str | Path, lines: int = 15) -> str:
+def log_tail(path: str | Path, lines: int = 15, errors_first: bool = False) -> str:
+    """The last ``lines`` lines of a log; with ``errors_first``, its last ERROR/Exception lines
+    when it has any (a JVM's log ends with its shutdown, not with what went wrong)."""
     try:
-        text = Path(path).read_text(errors="replace")
+        text = Path(path).read_text(errors="replace").splitlines()
     except OSError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])
+    if errors_first:
+        bad = [ln for ln in text if " ERROR " in ln or "Exception" in ln]
+        if bad:
+            return "\n".join(bad[-lines:])
+    return "\n".join(text[-lines:])
 
 
 def port_free(host: str, port: int) -> bool:
@@ -235,15 +241,16 @@ def stop(directory: Path | None = None, wait: float = 10.0) -> BrokerInfo | None
     os.kill(info.pid, signal.SIGTERM)
     deadline = time.monotonic() + wait
     while _alive(info.pid) and time.monotonic() < deadline:
-        _reap(info.pid)
+        reap(info.pid)
         time.sleep(0.05)
     if _alive(info.pid):
         os.kill(info.pid, signal.SIGKILL)
-        _reap(info.pid)
+        reap(info.pid)
     pid_file.unlink(missing_ok=True)
     return info
 
 
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
+def reap(pid: int) -> None:
+    """Collect a child that has exited (no zombie left); a pid that is not our child is fine."""
+    with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kctl.errors import KctlError
-from kctl.local.broker import free_ports, port_free
+from kctl.local.broker import free_ports, log_tail, port_free, reap
 from kctl.local.kafka_jars import KafkaRuntime, locate, require_java
 
 STATE_SUBDIR = "local-cluster"
@@ -210,28 +210,11 @@ def node_alive(node: Node) -> bool:
     except OSError:
         return False
     if stat.rsplit(")", 1)[-1].split()[0] == "Z":
-        _reap(node.pid)
+        reap(node.pid)
         return False
     if not cmdline:  # briefly empty while the kernel maps the process; it is not gone
         return True
     return b"kafka.Kafka" in cmdline and node.config.encode() in cmdline
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
-
-
-def log_tail(path: str | Path, lines: int = 15, errors_first: bool = True) -> str:
-    try:
-        text = Path(path).read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    if errors_first:
-        bad = [ln for ln in text if " ERROR " in ln or "Exception" in ln]
-        if bad:
-            return "\n".join(bad[-lines:])
-    return "\n".join(text[-lines:])
 
 
 def _java_args(cluster: Cluster, node: Node) -> list[str]:
@@ -382,7 +365,7 @@ def _format_storage(cluster: Cluster) -> None:
         if code != 0:
             raise KctlError(
                 f"formatting the storage of node {node.id} failed (exit code {code})",
-                log_tail(node.log, 1) or node.log,
+                log_tail(node.log, 1, errors_first=True) or node.log,
             )
 
 
@@ -414,7 +397,7 @@ def wait_ready(
                 raise KctlError(
                     f"Kafka node {node.id} ({node.role}) exited while starting"
                     + (f" with exit code {code}" if code is not None else ""),
-                    log_tail(node.log, 1) or f"see {node.log}",
+                    log_tail(node.log, 1, errors_first=True) or f"see {node.log}",
                 )
         alive_bootstrap = ",".join(n.address for n in cluster.brokers if node_alive(n))
         if alive_bootstrap:
@@ -567,7 +550,7 @@ def stop_nodes(cluster: Cluster, nodes: list[Node], timeout: float = 60.0) -> li
     _wait_dead(was, 10)
     for n in was:
         if n.pid:
-            _reap(n.pid)
+            reap(n.pid)
     write_state(cluster)
     return was
 
@@ -578,7 +561,7 @@ def kill_nodes(cluster: Cluster, nodes: list[Node]) -> list[Node]:
     _wait_dead(was, 10)
     for n in was:
         if n.pid:
-            _reap(n.pid)
+            reap(n.pid)
     write_state(cluster)
     return was
 
