@@ -47,7 +47,9 @@ def on_tansu() -> bool:
     return ENGINE == "tansu" and not os.environ.get("KCTL_TEST_BOOTSTRAP")
 
 
-def start_kafka_cluster(state: Path, brokers: int = 3) -> object:
+def start_kafka_cluster(
+    state: Path, brokers: int = 3, broker_config: dict[str, str] | None = None
+) -> object:
     """A real Apache Kafka KRaft cluster through the same code as ``kctl local up --engine
     kafka`` (free loopback ports); fails the session with the node's log when it cannot."""
     from kctl.errors import KctlError
@@ -60,6 +62,7 @@ def start_kafka_cluster(state: Path, brokers: int = 3) -> object:
             port=0,
             version=os.environ.get("KCTL_TEST_KAFKA_VERSION") or None,
             wait=240,
+            broker_config=broker_config,
         )
     except KctlError as exc:
         logs = "\n".join(

@@ -98,6 +98,8 @@ class Cluster:
     started_at: float = 0.0
     engine: str = "kafka"
     jar_source: str = ""
+    # Extra server.properties for every broker (an authorizer, listeners...), over the defaults.
+    broker_config: dict[str, str] = field(default_factory=dict)
 
     @property
     def brokers(self) -> list[Node]:
@@ -342,6 +344,8 @@ def _write_configs(cluster: Cluster, brokers: int) -> None:
             props.pop("share.coordinator.state.topic.replication.factor")
             props.pop("share.coordinator.state.topic.min.isr")
             props.pop("share.coordinator.state.topic.num.partitions")
+        if node.role == "broker":
+            props.update(cluster.broker_config)
         text = "".join(f"{k}={v}\n" for k, v in props.items())
         Path(node.config).write_text(text)
 
@@ -460,6 +464,7 @@ def start(
     wait: float = 180.0,
     live_brokers: LiveBrokers = _live_brokers_default,
     on_progress: Callable[[str], None] = lambda _m: None,
+    broker_config: dict[str, str] | None = None,
 ) -> tuple[Cluster, bool]:
     """Start the cluster recorded under ``state`` or a new one; return (cluster, started_now).
 
@@ -470,7 +475,7 @@ def start(
     with locked(state, timeout=wait + 60):
         return _start_locked(
             state, brokers, controllers, log_dirs, port, version, kafka_home, wait,
-            live_brokers, on_progress,
+            live_brokers, on_progress, broker_config or {},
         )  # fmt: skip
 
 
@@ -485,6 +490,7 @@ def _start_locked(
     wait: float,
     live_brokers: LiveBrokers,
     on_progress: Callable[[str], None],
+    broker_config: dict[str, str],
 ) -> tuple[Cluster, bool]:
     existing = read_state(state)
     if existing is not None:
@@ -504,6 +510,7 @@ def _start_locked(
         java=java,
         directory=str(directory),
         jar_source=runtime.source,
+        broker_config=dict(broker_config),
     )
     for i, p in enumerate(controller_ports):
         nid = CONTROLLER_BASE_ID + i
