@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -244,6 +245,29 @@ def kafka_libs() -> Path:
     from kctl.local.kafka_jars import locate
 
     return locate(os.environ.get("KCTL_TEST_KAFKA_VERSION") or None).libs
+
+
+@pytest.fixture(scope="session")
+def kafka_tool(kafka_libs: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run one of Kafka's own tools from the jars, the reference beside kctl:
+    ``kafka_tool("org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", b, ...)``.
+    Fails the test with the tool's stderr when it exits non-zero (``check=False`` to keep it)."""
+    import shutil
+
+    java = shutil.which("java") or "java"
+
+    def run(cls: str, *args: str, check: bool = True, timeout: float = 120) -> Any:
+        proc = subprocess.run(
+            [java, "-Xmx256m", "-cp", f"{kafka_libs}/*", cls, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if check and proc.returncode != 0:
+            pytest.fail(f"{cls} {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+        return proc
+
+    return run
 
 
 @pytest.fixture(scope="session")
