@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kctl.errors import UsageError
+from kctl.errors import NotFoundError, UsageError
 
 Scope = dict[str, list[int] | None]  # topic -> partitions (None: every partition)
 
@@ -40,6 +40,128 @@ def topic_scope(items: list[str], option: str = "--topic") -> Scope:
             continue
         out[topic] = sorted(chosen | set(out.get(topic) or []))
     return out
+
+
+# Kafka's internal topics (Topic.isInternal): kafka-get-offsets.sh --exclude-internal-topics.
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
+_REGEX_CHARS = frozenset("*+?[](){}|^$\\")
+
+
+def select_topics(
+    names: list[str], items: list[str], *, exclude_internal: bool = False
+) -> list[str]:
+    """The topics ``items`` name, in the cluster's ``names``: an item is a topic's exact name, else
+    a regular expression matched against whole names (kafka-get-offsets.sh's ``--topic``). No
+    items: every topic, sorted. Named topics keep their order, a regex adds its matches sorted.
+    A plain name that is no topic and a regex matching none are errors."""
+    pool = sorted(n for n in names if not (exclude_internal and n in INTERNAL_TOPICS))
+    if not items:
+        return pool
+    known = set(names)
+    chosen: dict[str, None] = {}
+    for item in items:
+        if item in known:
+            chosen[item] = None
+            continue
+        if not _REGEX_CHARS & set(item) and "." not in item:
+            raise NotFoundError(f"unknown topic {item!r}", "not in the cluster's metadata")
+        try:
+            pattern = re.compile(item)
+        except re.error as exc:
+            raise UsageError(f"malformed topic regex {item!r}", str(exc)) from None
+        matched = [n for n in pool if pattern.fullmatch(n)]
+        if not matched:
+            raise NotFoundError(f"unknown topic {item!r}", "no topic has that name or matches it")
+        chosen.update(dict.fromkeys(matched))
+    return list(chosen)
+
+
+_TP_PATTERN = re.compile(r"([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?")
+
+TopicPartitionPattern = tuple[str, int, int | None]  # topic regex ("" any), lo, hi exclusive
+
+
+def topic_partition_patterns(
+    text: str, option: str = "--topic-partitions"
+) -> list[TopicPartitionPattern]:
+    """kafka-get-offsets.sh's ``--topic-partitions``: ``t1:1,t2:0-3,t3,t4:5-,t5:-3`` — a topic
+    regex (empty: any topic), then a partition, a range ``LO-HI`` (HI exclusive), ``LO-`` or
+    ``-HI``; no partition part: every partition."""
+    out: list[TopicPartitionPattern] = []
+    for item in text.split(","):
+        m = _TP_PATTERN.fullmatch(item)
+        if m is None or not item:
+            raise UsageError(
+                f"malformed {option} {item!r}", "expected TOPIC_REGEX[:P|:LO-HI|:LO-|:-HI]"
+            )
+        topic, single, lo, hi = m.groups()
+        if ":" in item and not (single or lo or hi):
+            raise UsageError(f"malformed {option} {item!r}", "no partition after ':'")
+        try:
+            re.compile(topic)
+        except re.error as exc:
+            raise UsageError(f"malformed topic regex {topic!r} in {option}", str(exc)) from None
+        if single:
+            out.append((topic, int(single), int(single) + 1))
+        elif lo or hi:
+            out.append((topic, int(lo or 0), int(hi) if hi else None))
+        else:
+            out.append((topic, 0, None))
+    return out
+
+
+def match_topic_partitions(
+    partitions: dict[str, list[int]],
+    patterns: list[TopicPartitionPattern],
+    *,
+    exclude_internal: bool = False,
+) -> list[tuple[str, int]]:
+    """The (topic, partition) pairs of ``partitions`` that any pattern selects, sorted."""
+    out: set[tuple[str, int]] = set()
+    for regex, lo, hi in patterns:
+        pattern = re.compile(regex) if regex else None
+        for topic, ids in partitions.items():
+            if exclude_internal and topic in INTERNAL_TOPICS:
+                continue
+            if pattern is not None and not pattern.fullmatch(topic):
+                continue
+            out.update((topic, p) for p in ids if p >= lo and (hi is None or p < hi))
+    return sorted(out)
+
+
+# --time of kafka-get-offsets.sh: the special values ListOffsets knows, by name and number.
+OFFSET_SPECS = {
+    "latest": -1,
+    "earliest": -2,
+    "max-timestamp": -3,
+    "earliest-local": -4,
+    "latest-tiered": -5,
+    "earliest-pending-upload": -6,
+}
+OFFSET_SPEC_NAMES = {v: k for k, v in OFFSET_SPECS.items()}
+
+
+def offset_time(text: str, option: str = "--time") -> int:
+    """A ``--time`` for ListOffsets: a special value (``latest``/-1, ``earliest``/-2,
+    ``max-timestamp``/-3, ``earliest-local``/-4, ``latest-tiered``/-5,
+    ``earliest-pending-upload``/-6, answered as that negative number), a timestamp in epoch
+    milliseconds (bare or ``@MS``) or an ISO-8601 time (:func:`time_ms`)."""
+    raw = text.strip()
+    if raw.lower() in OFFSET_SPECS:
+        return OFFSET_SPECS[raw.lower()]
+    if re.fullmatch(r"-\d+", raw):
+        if int(raw) in OFFSET_SPEC_NAMES:
+            return int(raw)
+        raise UsageError(f"unknown {option} {raw!r}", "the special times are -1 to -6")
+    if re.fullmatch(r"\d+", raw) and not looks_like_time(raw):
+        return time_ms(f"@{raw}", option)
+    if not looks_like_time(raw):
+        raise UsageError(
+            f"malformed {option} {raw!r}",
+            "expected ISO-8601, EPOCH_MS, @EPOCH_MS or one of " + "|".join(OFFSET_SPECS),
+        )
+    return time_ms(raw, option)
 
 
 _ISO_DURATION_RE = (

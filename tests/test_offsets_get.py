@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import time
 
+from conftest import unique
+
 
 def write(bootstrap: str, topic: str, per_partition: dict[int, int]) -> None:
     from confluent_kafka import Producer
@@ -67,5 +69,98 @@ def test_unknown_topic_partition_and_bad_time_are_one_line_errors(kctl, new_topi
     r = kctl("offsets", "get", topic, "--partition", "3")
     assert r.code == 1 and "partition 3 of topic" in r.stderr
     r = kctl("offsets", "get", topic, "--time", "noon")
-    assert r.code == 2 and "malformed time 'noon'" in r.stderr
+    assert r.code == 2 and "malformed --time 'noon'" in r.stderr and "max-timestamp" in r.stderr
     assert all(x.count("\n") == 1 for x in (r.stderr,))
+
+
+def write_at(bootstrap: str, topic: str, partition: int, timestamps: list[int]) -> None:
+    """One record per timestamp (CreateTime), in order, each its own batch."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for i, ts in enumerate(timestamps):
+        p.produce(topic, f"r{i}".encode(), partition=partition, timestamp=ts)
+        p.flush(10)
+
+
+def get_offset_shell(kafka_tool, bootstrap: str, *args: str) -> set[tuple[str, int, int]]:
+    """kafka-get-offsets.sh's answer as (topic, partition, offset) triples."""
+    out = kafka_tool(
+        "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, *args
+    ).stdout
+    triples = set()
+    for line in out.splitlines():
+        topic, part, offset = line.rsplit(":", 2)
+        triples.add((topic, int(part), int(offset)))
+    return triples
+
+
+def test_regex_and_every_special_time_agree_with_kafka_get_offsets(
+    kctl, new_topic, bootstrap, kafka_tool
+):
+    prefix = unique("offre")
+    a = new_topic(partitions=2, prefix=prefix)
+    b = new_topic(partitions=1, prefix=prefix)
+    base = 1_700_000_000_000
+    # The largest timestamp sits in the middle: max-timestamp must answer offset 1, not the end.
+    write_at(bootstrap, a, 0, [base + 10, base + 50, base + 20])
+    write_at(bootstrap, b, 0, [base + 5])
+    assert kctl("records", "delete", b, "--before", "0:1", "--yes").code == 0
+    regex = f"{prefix}-.*"  # both topics, and nothing else
+    for time_arg in ("-1", "-2", "-3", "-4", "-5", "latest", "max-timestamp", str(base + 15)):
+        r = kctl("offsets", "get", regex, "--time", time_arg, "-o", "json")
+        assert r.code == 0, r
+        rows = json.loads(r.stdout)["partitions"]
+        assert {row["topic"] for row in rows} == {a, b}
+        theirs = get_offset_shell(kafka_tool, bootstrap, "--topic", regex, "--time", time_arg)
+        ours = {
+            (row["topic"], row["partition"], row["offset_at_time"])
+            for row in rows
+            if row["offset_at_time"] is not None
+        }
+        if time_arg.isdigit():
+            # kctl answers the log end where no record is at or after the time (a seek target);
+            # Kafka's tool prints nothing for those partitions.
+            assert theirs <= ours
+            extra = ours - theirs
+            latest = {(row["topic"], row["partition"]): row["latest"] for row in rows}
+            assert all(latest[(t, p)] == o for t, p, o in extra)
+            assert (a, 0, 1) in theirs  # base + 50 is the first at or after base + 15
+        else:
+            assert ours == theirs, time_arg
+    by_spec = json.loads(kctl("offsets", "get", a, "--time", "-3", "-o", "json").stdout)
+    assert [row["offset_at_time"] for row in by_spec["partitions"]] == [1, None]
+    assert by_spec["time"] == "max-timestamp"
+    # The deleted record moved b's log start: earliest-local (-4) is the new log start.
+    local = json.loads(kctl("offsets", "get", b, "--time", "earliest-local", "-o", "json").stdout)
+    assert local["partitions"][0]["offset_at_time"] == 1
+
+
+def test_topic_partitions_patterns_agree_with_kafka_get_offsets(
+    kctl, new_topic, bootstrap, kafka_tool
+):
+    t = new_topic(partitions=4)
+    write(bootstrap, t, {0: 1, 1: 2, 2: 3, 3: 4})
+    for pattern in (f"{t}:1-3", f"{t}:2-", f"{t}:-2", f"{t}:3", t):
+        r = kctl("offsets", "get", "--topic-partitions", pattern, "--time", "-1", "-o", "json")
+        assert r.code == 0, r
+        ours = {
+            (row["topic"], row["partition"], row["offset_at_time"])
+            for row in json.loads(r.stdout)["partitions"]
+        }
+        theirs = get_offset_shell(kafka_tool, bootstrap, "--topic-partitions", pattern)
+        assert ours == theirs, pattern
+
+
+def test_regex_and_pattern_mistakes_are_one_line_errors(kctl, new_topic):
+    t = new_topic(partitions=1)
+    cases = [
+        (("offsets", "get", "no-such-.*-topic"), 1, "unknown topic 'no-such-.*-topic'"),
+        (("offsets", "get", "bad[regex"), 2, "malformed topic regex 'bad[regex'"),
+        (("offsets", "get", t, "--time", "-7"), 2, "unknown --time '-7'"),
+        (("offsets", "get", "--topic-partitions", f"{t}:x"), 2, "malformed --topic-partitions"),
+        (("offsets", "get", t, "--topic-partitions", t), 2, "cannot be used with topics"),
+    ]
+    for args, code, text in cases:
+        r = kctl(*args)
+        assert r.code == code and text in r.stderr and r.stderr.count("\n") == 1, (args, r)

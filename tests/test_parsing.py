@@ -109,3 +109,56 @@ def test_consume_and_dump_take_text_and_string_alike(offline_kctl, tmp_path):
     assert a.code == b.code == 0 and a.stdout == b.stdout and "payload:" in a.stdout
     bad = offline_kctl("dump-segment", "--value-format", "json", str(seg))
     assert bad.code == 2 and "unknown --value-format 'json'" in bad.stderr
+
+
+def test_offset_time_knows_kafkas_special_times_by_name_and_number():
+    from kctl.parsing import offset_time
+
+    assert [offset_time(x) for x in ("latest", "-1", "EARLIEST", "-2", "max-timestamp", "-3")] == [
+        -1,
+        -1,
+        -2,
+        -2,
+        -3,
+        -3,
+    ]
+    assert offset_time("earliest-local") == -4 and offset_time("-5") == -5
+    assert offset_time("earliest-pending-upload") == -6
+    assert offset_time("1700000000000") == offset_time("@1700000000000") == 1700000000000
+    assert offset_time("2023-11-14T22:13:20Z") == 1700000000000
+    for bad in ("-7", "noon", "-0x1", "@-5"):
+        with pytest.raises(UsageError):
+            offset_time(bad)
+
+
+def test_topic_partition_patterns_follow_kafka_get_offsets_syntax():
+    from kctl.parsing import match_topic_partitions, topic_partition_patterns
+
+    layout = {"orders": [0, 1, 2, 3], "payments": [0, 1], "__consumer_offsets": [0, 1]}
+    pick = lambda text, **kw: match_topic_partitions(layout, topic_partition_patterns(text), **kw)  # noqa: E731
+    assert pick("orders:1-3") == [("orders", 1), ("orders", 2)]  # upper bound exclusive
+    assert pick("orders:2-") == [("orders", 2), ("orders", 3)]
+    assert pick("orders:-1") == [("orders", 0)]
+    assert pick("orders:3,payments") == [("orders", 3), ("payments", 0), ("payments", 1)]
+    assert pick(":1", exclude_internal=True) == [("orders", 1), ("payments", 1)]
+    assert pick("pay.*:0") == [("payments", 0)]
+    assert pick("ord") == []  # a regex matches whole names
+    for bad in ("orders:x", "orders:", "orders:1-2-3", "[bad:1"):
+        with pytest.raises(UsageError):
+            topic_partition_patterns(bad)
+
+
+def test_select_topics_takes_names_then_regexes_over_whole_names():
+    from kctl.errors import NotFoundError
+    from kctl.parsing import select_topics
+
+    names = ["orders", "orders.v1", "payments", "__consumer_offsets"]
+    assert select_topics(names, []) == ["__consumer_offsets", "orders", "orders.v1", "payments"]
+    assert select_topics(names, [], exclude_internal=True) == ["orders", "orders.v1", "payments"]
+    assert select_topics(names, ["payments", "orders.*"]) == ["payments", "orders", "orders.v1"]
+    assert select_topics(names, ["orders.v1"]) == ["orders.v1"]  # an exact name is not a regex
+    for missing in (["nope"], ["nope.*"]):
+        with pytest.raises(NotFoundError):
+            select_topics(names, missing)
+    with pytest.raises(UsageError):
+        select_topics(names, ["bad[regex"])

@@ -129,12 +129,112 @@ def get_offsets(
     partitions: list[int] | None = None,
     at_time: int | None = None,
     read_committed: bool = False,
+    tps: list[TopicPartitionKey] | None = None,
 ) -> list[PartitionOffsets]:
-    tps = partitions_of(admin, topics, partitions)
+    """Earliest and latest offsets of the partitions (``tps``, else those of ``topics``), and
+    with ``at_time`` the offset ListOffsets answers for it: a timestamp (ms), or one of the
+    special values -1..-6 of kafka-get-offsets.sh's ``--time`` (None where Kafka has none)."""
+    if tps is None:
+        tps = partitions_of(admin, topics, partitions)
     low = list_offsets(admin, tps, "earliest")
     high = list_offsets(admin, tps, "latest", read_committed=read_committed)
-    when = list_offsets(admin, tps, at_time) if at_time is not None else {}
+    when: dict[TopicPartitionKey, int | None] = {}
+    if at_time == -1:
+        when = dict(high)
+    elif at_time == -2:
+        when = dict(low)
+    elif at_time == -3:
+        when = dict(max_timestamp_offsets(admin, tps))
+    elif at_time is not None and at_time < 0:
+        when = dict(special_offsets(admin, tps, at_time, read_committed=read_committed))
+    elif at_time is not None:
+        when = dict(list_offsets(admin, tps, at_time, read_committed=read_committed))
     return [PartitionOffsets(t, p, low[(t, p)], high[(t, p)], when.get((t, p))) for t, p in tps]
+
+
+def max_timestamp_offsets(
+    admin: Admin, tps: list[TopicPartitionKey]
+) -> dict[TopicPartitionKey, int]:
+    """ListOffsets(MAX_TIMESTAMP): the offset of the record with the largest timestamp; empty
+    partitions are left out (Kafka answers -1)."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    if not tps:
+        return {}
+    request = {TopicPartition(t, p): OffsetSpec.max_timestamp() for t, p in tps}
+    futures = admin.client.list_offsets(request, request_timeout=admin.timeout)
+    out: dict[TopicPartitionKey, int] = {}
+    for tp, fut in futures.items():
+        info = admin.result(fut, f"listing max-timestamp offsets of {tp.topic}[{tp.partition}]")
+        if info.offset >= 0:
+            out[(tp.topic, tp.partition)] = info.offset
+    return out
+
+
+# Minimum ListOffsets version for each special timestamp librdkafka cannot send.
+_SPECIAL_MIN_VERSION = {-4: 8, -5: 9, -6: 11}
+
+
+def special_offsets(
+    admin: Admin, tps: list[TopicPartitionKey], spec: int, *, read_committed: bool = False
+) -> dict[TopicPartitionKey, int]:
+    """ListOffsets with earliest-local (-4), latest-tiered (-5) or earliest-pending-upload (-6),
+    which librdkafka refuses to send: one kafka-python request per partition leader. Partitions
+    for which Kafka has no such offset (-1: nothing tiered) are left out."""
+    from kafka.protocol.consumer.offsets import ListOffsetsRequest
+
+    from kctl.broker import kafka_python
+    from kctl.parsing import OFFSET_SPEC_NAMES
+
+    name = OFFSET_SPEC_NAMES[spec]
+    md = admin.metadata()
+    by_leader: dict[int, dict[str, list[int]]] = {}
+    for t, p in tps:
+        leader = md.topics[t].partitions[p].leader
+        if leader < 0:
+            raise KctlError(f"listing {name} offsets of {t}[{p}]", "the partition has no leader")
+        by_leader.setdefault(leader, {}).setdefault(t, []).append(p)
+    out: dict[TopicPartitionKey, int] = {}
+    with kafka_python.LazyClient(admin) as lazy:
+        version = kafka_python.api_version(lazy.client, ListOffsetsRequest)
+        if version < _SPECIAL_MIN_VERSION[spec]:
+            raise KctlError(
+                f"listing {name} offsets",
+                f"the cluster's ListOffsets is v{version}; {name} needs "
+                f"v{_SPECIAL_MIN_VERSION[spec]} (Kafka 3.8+ or newer)",
+            )
+        P = ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition
+        for leader, topics in sorted(by_leader.items()):
+            request = ListOffsetsRequest(
+                replica_id=-1,
+                isolation_level=1 if read_committed else 0,
+                topics=[
+                    ListOffsetsRequest.ListOffsetsTopic(
+                        name=t,
+                        partitions=[
+                            P(partition_index=p, current_leader_epoch=-1, timestamp=spec)
+                            for p in ps
+                        ],
+                    )
+                    for t, ps in sorted(topics.items())
+                ],
+            )
+            response = kafka_python.send(
+                lazy.client, request, f"listing {name} offsets on broker {leader}", leader
+            )
+            for topic in response.topics:
+                for part in topic.partitions:
+                    if part.error_code:
+                        import kafka.errors as errors
+
+                        raise KctlError(
+                            f"listing {name} offsets of {topic.name}[{part.partition_index}]",
+                            str(getattr(errors.for_code(part.error_code), "message", "")),
+                        )
+                    if part.offset >= 0:
+                        out[(topic.name, part.partition_index)] = part.offset
+    return out
 
 
 # ---- DeleteRecords ------------------------------------------------------------------------
