@@ -384,3 +384,59 @@ def wait_for(
             return
         time.sleep(interval)
     pytest.fail(f"timed out after {timeout:g}s waiting for {what}")
+
+
+def kafka_topics_describe(kafka_tool: Callable[..., Any], bootstrap: str, topic: str) -> Any:
+    """``kafka-topics.sh --describe --topic T`` parsed: (topic fields, {partition: fields}), each
+    a dict of its ``Key: value`` pairs (values as printed)."""
+    out = kafka_tool(
+        "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+        "--describe", "--topic", topic,
+    ).stdout  # fmt: skip
+    head: dict[str, str] = {}
+    parts: dict[int, dict[str, str]] = {}
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        fields = dict(
+            f.split(": ", 1) if ": " in f else (f.rstrip(":"), "") for f in line.strip().split("\t")
+        )
+        if "Partition" in fields:
+            parts[int(fields["Partition"])] = fields
+        else:
+            head = fields
+    # Configs in the broker's order: compared as a set of name=value.
+    head["Configs"] = sorted(x for x in head.get("Configs", "").split(",") if x)  # type: ignore[assignment]
+    return head, parts
+
+
+def kctl_topic_as_kafka_prints_it(doc: dict[str, Any]) -> Any:
+    """``kctl topics describe -o json``'s entry for one topic in kafka-topics.sh's words, for a
+    field-by-field comparison with :func:`kafka_topics_describe` (offline replicas and the
+    effective min.insync.replicas are kctl's own additions: Kafka's tool does not print them)."""
+    ids = lambda xs: ",".join(str(x) for x in xs or [])  # noqa: E731
+    head = {
+        "Topic": doc["topic"],
+        "TopicId": doc["topic_id"],
+        "PartitionCount": str(doc["partition_count"]),
+        "ReplicationFactor": str(doc["replication_factor"]),
+        "Configs": sorted(f"{k}={v}" for k, v in doc["configs"].items()),
+    }
+    parts = {}
+    for p in doc["partitions"]:
+        fields = {
+            "Topic": doc["topic"],
+            "Partition": str(p["partition"]),
+            "Leader": str(p["leader"]) if p["leader"] >= 0 else "none",
+            "Replicas": ids(p["replicas"]),
+            "Isr": ids(p["isr"]),
+        }
+        if p["adding_replicas"] or p["removing_replicas"]:
+            fields["Adding Replicas"] = ids(p["adding_replicas"])
+            fields["Removing Replicas"] = ids(p["removing_replicas"])
+        if p["elr"] is not None:
+            fields["Elr"] = ids(p["elr"])
+        if p["last_known_elr"] is not None:
+            fields["LastKnownElr"] = ids(p["last_known_elr"])
+        parts[p["partition"]] = fields
+    return head, parts

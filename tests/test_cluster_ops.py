@@ -356,7 +356,20 @@ def test_reassign_moves_records_with_a_throttle_that_verify_removes(
     assert {(x["broker"], x["partition"]) for x in ops.log_dirs(name)} == {(2, 0), (2, 1)}
 
 
-def test_reassign_cancel_stops_a_slow_throttled_move(ops: Ops, tmp_path: Path) -> None:
+def _same_as_kafka_topics(ops: Ops, kafka_tool: Any, name: str) -> dict[int, dict[str, str]]:
+    """``topics describe`` equals kafka-topics.sh --describe on the topic; its partitions."""
+    from conftest import kafka_topics_describe, kctl_topic_as_kafka_prints_it
+
+    (doc,) = ops.json("topics", "describe", name)
+    ours = kctl_topic_as_kafka_prints_it(doc)
+    theirs = kafka_topics_describe(kafka_tool, ops.bootstrap, name)
+    assert ours == theirs
+    return ours[1]
+
+
+def test_reassign_cancel_stops_a_slow_throttled_move(
+    ops: Ops, tmp_path: Path, kafka_tool: Any
+) -> None:
     name = unique("cancel")
     ops.create(name, "--replica-assignment", "1")
     ops.produce(name, 3000, size=1000)  # 3 MB at 10 kB/s: minutes, far longer than the test
@@ -372,6 +385,8 @@ def test_reassign_cancel_stops_a_slow_throttled_move(ops: Ops, tmp_path: Path) -
     ]
     r = ops.kctl("partitions", "reassign", "verify", "--file", str(plan), "-o", "json")
     assert r.code == 3 and json.loads(r.stdout)[0]["status"] == "in-progress", r
+    moving = _same_as_kafka_topics(ops, kafka_tool, name)[0]
+    assert (moving["Adding Replicas"], moving["Removing Replicas"]) == ("2", "1")
 
     r = ops.kctl("partitions", "reassign", "cancel", "--file", str(plan))
     assert r.code == 0 and "nothing changed" in r.stderr, r
@@ -538,7 +553,7 @@ def test_describe_filters_validate_and_fast_failures_with_brokers_down(ops: Ops)
 # clean candidate, so an out-of-sync replica leads only through an unclean election)
 
 
-def test_unclean_election_gives_a_leaderless_partition_a_leader(ops: Ops) -> None:
+def test_unclean_election_gives_a_leaderless_partition_a_leader(ops: Ops, kafka_tool: Any) -> None:
     name = unique("unclean")
     ops.create(name, "--replica-assignment", "1:2:3")
     ops.produce(name, 5, partition=0)
@@ -553,6 +568,8 @@ def test_unclean_election_gives_a_leaderless_partition_a_leader(ops: Ops) -> Non
         ops.start(2)  # out of sync: it missed offsets 5..9
         assert ops.leader(name, 0) == -1
         assert _describe(ops, name, "--unavailable") == {name: [0]}
+        # Leader none, ISR and ELR as Kafka's own tool prints them.
+        assert _same_as_kafka_topics(ops, kafka_tool, name)[0]["Leader"] == "none"
         # With ELR the controller does not elect 2 on its own.
         assert ops.leader(name, 0) == -1
 

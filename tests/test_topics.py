@@ -265,3 +265,27 @@ def test_add_partitions_grows_topic_or_names_missing_api(kctl, new_topic, lacks_
         lambda: len(admin.list_topics(name, timeout=10).topics[name].partitions) == 2,
         "2 partitions",
     )
+
+
+def test_describe_carries_what_kafka_topics_describe_shows_with_equal_values(
+    kctl, new_topic, bootstrap, kafka_tool
+):
+    from conftest import kafka_topics_describe, kctl_topic_as_kafka_prints_it
+
+    name = new_topic(
+        assignment=[[1, 2], [2, 3], [3, 1]],
+        config={"retention.ms": "3600000", "cleanup.policy": "compact"},
+    )
+    assert kctl("configs", "set", "--topic", name, "segment.bytes=1048576").code == 0
+    r = kctl("topics", "describe", name, "-o", "json")
+    assert r.code == 0, r
+    (doc,) = json.loads(r.stdout)
+    assert (
+        doc["configs"]["retention.ms"] == "3600000" and doc["configs"]["segment.bytes"] == "1048576"
+    )
+    ours = kctl_topic_as_kafka_prints_it(doc)
+    theirs = kafka_topics_describe(kafka_tool, bootstrap, name)
+    assert ours[0] == theirs[0]  # TopicId in Kafka's URL-safe form, counts, non-default configs
+    assert ours[1] == theirs[1]  # leader, replicas, ISR, ELR, last known ELR per partition
+    table = kctl("topics", "describe", name).stdout.splitlines()
+    assert table[0].split("\t")[:6] == ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "ELR"]

@@ -20,6 +20,12 @@ class PartitionState:
     isr: list[int]
     offline_replicas: list[int]
     error: str | None = None
+    # Detail (topics describe): eligible leader replicas (KIP-966; None where the broker has no
+    # DescribeTopicPartitions) and a reassignment in progress.
+    elr: list[int] | None = None
+    last_known_elr: list[int] | None = None
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
 
     @property
     def under_replicated(self) -> bool:
@@ -37,10 +43,13 @@ class TopicState:
     topic_id: str | None = None
     min_insync_replicas: int | None = None
     error: str | None = None
+    configs: dict[str, str | None] = field(default_factory=dict)  # not at their default
 
     @property
     def replication_factor(self) -> int:
-        return max((len(p.replicas) for p in self.partitions), default=0)
+        """Replicas per partition, not counting those a reassignment is adding (as
+        kafka-topics.sh counts them: the factor before the move)."""
+        return max((len(p.replicas) - len(p.adding_replicas) for p in self.partitions), default=0)
 
 
 @dataclass
@@ -129,10 +138,11 @@ def resolve_names(
 
 
 def describe_topics(
-    admin: Admin, names: list[str], *, internal: bool = False
+    admin: Admin, names: list[str], *, internal: bool = False, detail: bool = False
 ) -> tuple[ClusterView, list[TopicState]]:
     """Full state of the named topics (all topics when ``names`` is empty), with topic ids and
-    the effective min.insync.replicas."""
+    the effective min.insync.replicas. ``detail`` adds what kafka-topics.sh --describe shows
+    besides: configs not at their default, ELR and last known ELR, reassignments in progress."""
     from confluent_kafka import TopicCollection
 
     view, chosen = resolve_names(admin, names, None, internal=internal, missing_ok=False)
@@ -147,32 +157,105 @@ def describe_topics(
         )
         for name, fut in futures.items():
             desc = admin.result(fut, f"describing topic {name!r}")
-            view.topics[name].topic_id = str(desc.topic_id) if desc.topic_id else None
+            view.topics[name].topic_id = kafka_uuid(str(desc.topic_id)) if desc.topic_id else None
             view.topics[name].internal = bool(desc.is_internal) or view.topics[name].internal
     except KctlError:
         pass  # DescribeTopicPartitions is optional: ids stay unknown
-    for name, value in min_insync_replicas(admin, chosen).items():
-        view.topics[name].min_insync_replicas = value
+    for name, (min_isr, changed) in topic_configs(admin, chosen).items():
+        view.topics[name].min_insync_replicas = min_isr
+        if detail:
+            view.topics[name].configs = changed
+    if detail:
+        _add_elr_and_reassignments(admin, [view.topics[n] for n in chosen])
     return view, topics
 
 
-def min_insync_replicas(admin: Admin, topics: list[str]) -> dict[str, int]:
-    """Effective min.insync.replicas per topic (the topic's value, else the broker default, 1)."""
+def kafka_uuid(text: str) -> str:
+    """A topic id as Kafka prints it (``Uuid.toString``: URL-safe base64, no padding);
+    librdkafka prints the standard alphabet (``+`` and ``/``)."""
+    return text.replace("+", "-").replace("/", "_").rstrip("=")
+
+
+def _add_elr_and_reassignments(admin: Admin, states: list[TopicState]) -> None:
+    """ELR and last known ELR per partition (DescribeTopicPartitions, paged by its cursor) and
+    the replicas being added/removed (ListPartitionReassignments), through kafka-python: the
+    two things librdkafka's describe does not return."""
+    from kafka.protocol.admin import ListPartitionReassignmentsRequest
+    from kafka.protocol.admin.topics import DescribeTopicPartitionsRequest as R
+
+    from kctl.broker import kafka_python, reassign
+    from kctl.broker.elect import controller
+
+    by_name = {t.topic: {p.partition: p for p in t.partitions} for t in states}
+    with kafka_python.LazyClient(admin) as lazy:
+        client = lazy.client
+        if kafka_python.api_version(client, R) >= 0:
+            cursor = None
+            for _ in range(100_000):  # bounded: one page per partition at the very worst
+                request = R(
+                    topics=[R.TopicRequest(name=n) for n in by_name],
+                    response_partition_limit=2000,
+                    cursor=cursor,
+                )
+                response = kafka_python.send(client, request, "describing topic partitions")
+                for topic in response.topics:
+                    for part in topic.partitions:
+                        state = by_name.get(topic.name, {}).get(part.partition_index)
+                        if state is not None:
+                            state.elr = _nodes(part.eligible_leader_replicas)
+                            state.last_known_elr = _nodes(part.last_known_elr)
+                cursor = response.next_cursor
+                if cursor is None:
+                    break
+                cursor = R.Cursor(
+                    topic_name=cursor.topic_name, partition_index=cursor.partition_index
+                )
+        if kafka_python.api_version(client, ListPartitionReassignmentsRequest) >= 0:
+            asked = {t: sorted(ps) for t, ps in by_name.items()}
+            request = reassign.build_list_request(asked, int(admin.timeout * 1000))
+            what = "listing partition reassignments"
+            response = kafka_python.send(client, request, what, node_id=controller(client))
+            for row in reassign.parse_list_response(response):
+                state = by_name[row["topic"]].get(row["partition"])
+                if state is not None:
+                    state.adding_replicas = row["adding_replicas"]
+                    state.removing_replicas = row["removing_replicas"]
+
+
+def _nodes(value: Any) -> list[int] | None:
+    return None if value is None else [int(n) for n in value]
+
+
+def topic_configs(admin: Admin, topics: list[str]) -> dict[str, tuple[int, dict[str, str | None]]]:
+    """Per topic: the effective min.insync.replicas (the topic's value, else the broker
+    default, 1) and the configs not at Kafka's default (what kafka-topics.sh --describe lists:
+    the topic's own and the broker's static or dynamic values; secrets as None)."""
     from confluent_kafka.admin import ConfigResource
 
     if not topics:
         return {}
     resources = [ConfigResource("topic", t) for t in topics]
-    out: dict[str, int] = {}
+    out: dict[str, tuple[int, dict[str, str | None]]] = {}
     futures = admin.client.describe_configs(resources, request_timeout=admin.timeout)
     for res, fut in futures.items():
         entries = admin.result(fut, f"describing configs of topic {res.name!r}")
         entry = entries.get("min.insync.replicas")
         try:
-            out[res.name] = int(entry.value) if entry is not None and entry.value else 1
+            min_isr = int(entry.value) if entry is not None and entry.value else 1
         except ValueError:
-            out[res.name] = 1
+            min_isr = 1
+        changed = {
+            k: (None if e.is_sensitive else e.value)
+            for k, e in sorted(entries.items())
+            if not e.is_default
+        }
+        out[res.name] = (min_isr, changed)
     return out
+
+
+def min_insync_replicas(admin: Admin, topics: list[str]) -> dict[str, int]:
+    """Effective min.insync.replicas per topic (the topic's value, else the broker default, 1)."""
+    return {t: min_isr for t, (min_isr, _) in topic_configs(admin, topics).items()}
 
 
 def parse_replica_assignment(text: str) -> list[list[int]]:

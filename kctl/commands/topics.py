@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
 from kctl.parsing import INT32_MAX, bounded
+
+if TYPE_CHECKING:
+    from kctl.broker.topics import PartitionState
 
 app = typer.Typer(
     help="List, describe, create and delete topics; add partitions.", no_args_is_help=True
@@ -95,12 +100,15 @@ def describe(
         help="Only partitions without a live leader.",
     ),
 ) -> None:
-    """Per partition: leader, replicas, ISR and offline replicas (kafka-topics.sh --describe)."""
+    """Per partition: leader, replicas, ISR, ELR, offline replicas and a reassignment in
+    progress; per topic its id and configs not at their default (kafka-topics.sh --describe)."""
     from kctl.broker import topics
     from kctl.broker.client import Admin
 
     chosen = list(dict.fromkeys([*(names or []), *topic_option]))
-    view, states = topics.describe_topics(Admin(connection()), chosen, internal=internal)
+    view, states = topics.describe_topics(
+        Admin(connection()), chosen, internal=internal, detail=True
+    )
     live = set(view.brokers)
     filtering = under_replicated or under_min_isr or at_min_isr or unavailable
 
@@ -129,12 +137,17 @@ def describe(
                 "partition_count": len(t.partitions),
                 "replication_factor": t.replication_factor,
                 "min_insync_replicas": t.min_insync_replicas,
+                "configs": t.configs,
                 "partitions": [
                     {
                         "partition": p.partition,
                         "leader": p.leader,
                         "replicas": p.replicas,
                         "isr": p.isr,
+                        "elr": p.elr,
+                        "last_known_elr": p.last_known_elr,
+                        "adding_replicas": p.adding_replicas,
+                        "removing_replicas": p.removing_replicas,
                         "offline_replicas": p.offline_replicas,
                     }
                     for p in parts
@@ -148,14 +161,25 @@ def describe(
                 "leader": p.leader if p.leader >= 0 else "none",
                 "replicas": p.replicas,
                 "isr": p.isr,
+                "elr": p.elr,
                 "offline_replicas": p.offline_replicas,
+                "reassigning": _reassigning(p),
             }
             for p in parts
         ]
     emit(
         Output(
             rows,
-            cols("topic", "partition:>", "leader:>", "replicas", "isr", "offline_replicas"),
+            cols(
+                "topic",
+                "partition:>",
+                "leader:>",
+                "replicas",
+                "isr",
+                "elr",
+                "offline_replicas",
+                "reassigning",
+            ),
             doc=doc,
         ),
         output_view(),
@@ -296,4 +320,11 @@ def add_partitions(
     emit(
         Output([result], cols("topic", "status", "partitions_before:>", "partitions:>")),
         output_view(),
+    )
+
+
+def _reassigning(p: PartitionState) -> str:
+    """``+4 -1`` for a partition whose replicas are being reassigned (adding 4, removing 1)."""
+    return " ".join(
+        [*(f"+{r}" for r in p.adding_replicas), *(f"-{r}" for r in p.removing_replicas)]
     )
