@@ -1,7 +1,9 @@
 """Benchmark kctl dump-segment against `cat FILE > /dev/null` and kafka-python's record reader.
 
-Not run in CI. Generates segments of 100-byte records in /tmp (uncompressed and zstd), times whole
-commands (median of --runs), prints ratios, deletes the files.
+Not run in CI. Generates segments of 100-byte records in /tmp (uncompressed, with its .index and
+.timeindex as a broker writes them, and zstd), times whole commands (median of --runs) beside
+kafka-dump-log.sh (Kafka's DumpLogSegments from the jars kctl caches) and `cat`, prints ratios,
+deletes the files. ``--segment`` times a segment a broker wrote instead.
 
     .venv/bin/python benchmarks/dump.py --size-mb 1024
 """
@@ -9,7 +11,8 @@ commands (median of --runs), prints ratios, deletes the files.
 from __future__ import annotations
 
 import argparse
-import os
+import json
+import shutil
 import statistics
 import struct
 import subprocess
@@ -19,9 +22,14 @@ import time
 from pathlib import Path
 
 
-def make_segment(path: Path, size_mb: int, codec: int, per_batch: int = 160) -> int:
+def make_segment(
+    path: Path, size_mb: int, codec: int, per_batch: int = 160, indexes: bool = False
+) -> int:
     """A segment of v2 batches (this generator is for benchmarks only; decoder tests never use
-    it). Returns the number of records."""
+    it). Returns the number of records. ``indexes``: also the ``.index`` and ``.timeindex``
+    beside it, as a broker writes them with the default index.interval.bytes (4096): an entry
+    for the first batch appended after each 4096 bytes (the batch's last offset, its position;
+    its max timestamp and last offset)."""
     import random
 
     import cramjam
@@ -43,6 +51,8 @@ def make_segment(path: Path, size_mb: int, codec: int, per_batch: int = 160) -> 
         payload = bytes(cramjam.zstd.compress(payload))
     written = offset = 0
     ts = 1_700_000_000_000
+    offset_index, time_index = bytearray(), bytearray()
+    since_entry = 0
     with open(path, "wb") as fh:
         while written < target:
             tail = (
@@ -56,8 +66,19 @@ def make_segment(path: Path, size_mb: int, codec: int, per_batch: int = 160) -> 
                 ">I", crc
             )
             fh.write(head + tail)
-            written += len(head) + len(tail)
+            size = len(head) + len(tail)
+            if since_entry > 4096:
+                last = offset + per_batch - 1
+                offset_index += struct.pack(">ii", last, written)
+                time_index += struct.pack(">qi", ts + per_batch - 1, last)
+                since_entry = 0
+            since_entry += size
+            written += size
             offset += per_batch
+            ts += per_batch  # one record per millisecond, as the indexes expect time to move
+    if indexes:
+        path.with_suffix(".index").write_bytes(bytes(offset_index))
+        path.with_suffix(".timeindex").write_bytes(bytes(time_index))
     return offset
 
 
@@ -90,46 +111,113 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def kafka_dump_log(libs: Path | None) -> str | None:
+    """kafka-dump-log.sh as a command prefix, from Kafka's jars (kctl's cache by default)."""
+    if libs is None:
+        found = sorted(Path.home().glob(".cache/kctl/kafka/*/libs"))
+        libs = found[-1] if found else None
+    if libs is None or not shutil.which("java"):
+        return None
+    return f"java -Xmx1g -cp '{libs}/*' org.apache.kafka.tools.DumpLogSegments --files"
+
+
+def compare(label: str, ours: str, theirs: str | None, runs: int, unit: int, what: str) -> None:
+    """One row: kctl's median time and, when the reference runs here, its and the ratio."""
+    mine = timed(ours, runs)
+    line = f"  {label:<28}{mine:8.2f} s  ({unit / mine:,.0f} {what}/s)"
+    if theirs is not None:
+        ref = timed(theirs, runs)
+        line += f"; kafka-dump-log.sh {ref:.2f} s: kctl {ref / mine:.1f}x faster"
+    print(line, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument(
+        "--segment",
+        type=Path,
+        help="Time an existing segment instead (e.g. one a broker wrote: its .index and "
+        ".timeindex beside it are timed too)",
+    )
+    ap.add_argument("--kafka-libs", type=Path, help="Kafka's jars (default: kctl's cache)")
+    ap.add_argument("--skip-kafka", action="store_true", help="Do not run kafka-dump-log.sh")
     args = ap.parse_args()
     py = sys.executable
+    kctl = f"{py} -m kctl dump-segment"
+    ref = None if args.skip_kafka else kafka_dump_log(args.kafka_libs)
     tmp = Path(tempfile.mkdtemp(prefix="kctl-bench-"))
     try:
-        for name, codec in (("uncompressed", 0), ("zstd", 4)):
-            seg = tmp / f"{name}.log"
-            n = make_segment(seg, args.size_mb, codec)
+        if args.segment is not None:
+            cases = [("given", args.segment, None)]
+        else:
+            cases = [
+                ("uncompressed", tmp / "uncompressed" / "00000000000000000000.log", 0),
+                ("zstd", tmp / "zstd" / "00000000000000000000.log", 4),
+            ]
+        for name, seg, codec in cases:
+            if codec is not None:
+                seg.parent.mkdir()
+                n = make_segment(seg, args.size_mb, codec, indexes=codec == 0)
+            else:
+                out = subprocess.run(
+                    f"{kctl} {seg} -o jsonl", shell=True, capture_output=True, text=True
+                ).stdout
+                n = sum(json.loads(line).get("count", 0) for line in out.splitlines() if line)
             size = seg.stat().st_size
             subprocess.run(f"cat {seg} > /dev/null", shell=True)  # warm the page cache
             cat = timed(f"cat {seg} > /dev/null", args.runs)
-            shallow = timed(f"{py} -m kctl dump-segment {seg} > /dev/null", args.runs)
-            deep = timed(
-                f"{py} -m kctl dump-segment {seg} --deep-iteration -o jsonl > /dev/null", args.runs
+            empty = tmp / "empty.log"
+            empty.write_bytes(b"")
+            start = timed(f"{kctl} {empty} > /dev/null", args.runs)
+            print(f"{name}: {size / 2**20:.0f} MiB, {n} records; cat {cat:.2f} s", flush=True)
+            shallow = timed(f"{kctl} {seg} > /dev/null", args.runs)
+            print(
+                f"  batch-level dump            {shallow:8.2f} s  ({shallow / cat:.1f}x cat; "
+                f"minus kctl's start-up {start:.2f} s: {(shallow - start) / cat:.1f}x cat)"
             )
+            theirs = f"{ref} {seg} > /dev/null" if ref else None
+            if ref:
+                ref_shallow = timed(theirs or "", args.runs)
+                print(
+                    f"  kafka-dump-log.sh           {ref_shallow:8.2f} s  "
+                    f"(kctl {ref_shallow / shallow:.1f}x faster)",
+                    flush=True,
+                )
+            compare(
+                "--deep-iteration",
+                f"{kctl} {seg} --deep-iteration > /dev/null",
+                f"{ref} {seg} --deep-iteration > /dev/null" if ref else None,
+                args.runs,
+                n,
+                "records",
+            )
+            deep = timed(f"{kctl} {seg} --deep-iteration -o jsonl > /dev/null", args.runs)
+            print(f"  --deep-iteration -o jsonl   {deep:8.2f} s  ({n / deep:,.0f} records/s)")
+            for suffix, entry in ((".index", 8), (".timeindex", 12)):
+                index = seg.with_suffix(suffix)
+                if index.exists():
+                    entries = index.stat().st_size // entry
+                    compare(
+                        f"{suffix} ({entries} entries)",
+                        f"{kctl} {index} > /dev/null",
+                        f"{ref} {index} > /dev/null" if ref else None,
+                        args.runs,
+                        entries,
+                        "entries",
+                    )
             # kafka-python reads zstd only with the zstandard package (not a kctl dependency;
             # `pip install zstandard` into the venv for this comparison).
-            kp = (
-                float("nan")
-                if codec and not _has("zstandard")
-                else timed(
+            if not (codec and not _has("zstandard")):
+                kp = timed(
                     f'{py} -c \'import sys; sys.path.insert(0, "{Path(__file__).parent}");'
                     f' import dump; dump.kafka_python_reader("{seg}")\'',
                     args.runs,
                 )
-            )
-            print(
-                f"{name}: {size / 2**20:.0f} MiB, {n} records\n"
-                f"  cat                       {cat:8.2f} s\n"
-                f"  batch-level dump          {shallow:8.2f} s  ({shallow / cat:.1f}x cat)\n"
-                f"  --deep-iteration -o jsonl {deep:8.2f} s  ({n / deep:,.0f} records/s)\n"
-                f"  kafka-python reader       {kp:8.2f} s  ({n / kp:,.0f} records/s)"
-            )
+                print(f"  kafka-python reader         {kp:8.2f} s  ({n / kp:,.0f} records/s)")
     finally:
-        for f in tmp.iterdir():
-            f.unlink()
-        os.rmdir(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

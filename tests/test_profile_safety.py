@@ -444,6 +444,39 @@ def test_password_in_argv_keeps_the_warning_and_names_the_process_list(cfg: Path
     assert "argv-pw" not in r.stderr
 
 
+def _stored_key_password(cfg: Path, name: str) -> str:
+    return yaml.safe_load(cfg.read_text())["profiles"][name]["tls"]["key_password"]
+
+
+@pytest.mark.parametrize("form", [["--key-password", "-"], ["--key-password"]])
+def test_key_password_prompt_on_a_terminal_is_hidden(cfg: Path, form: list[str]):
+    args = ["profile", "add", "k", "-b", "h:1", "--key-file", "/tmp/k.pem", *form]
+    code, out = _run_on_pty(cfg, args, b"typed-key-pw-3\n")
+    assert code == 0, out
+    assert "typed-key-pw-3" not in out  # not echoed
+    assert _stored_key_password(cfg, "k") == "typed-key-pw-3"
+    assert "process list" not in out
+
+
+def test_key_password_from_a_file_or_refused_without_a_terminal(cfg: Path, tmp_path: Path):
+    pw = tmp_path / "kpw"
+    pw.write_text("key-file-pw\n")
+    r = run(cfg, "profile", "add", "f", "--key-file", "/tmp/k.pem", "--key-password-file", str(pw))
+    assert r.returncode == 0, r
+    assert _stored_key_password(cfg, "f") == "key-file-pw"
+    assert "process list" not in r.stderr and "key-file-pw" not in r.stderr
+    r = run(cfg, "profile", "add", "g", "--key-password")
+    assert r.returncode == 1
+    line = one_error(r)
+    assert "cannot ask for the key password" in line and "--key-password-file" in line
+    r = run(cfg, "profile", "add", "h", "--key-password", "x", "--key-password-file", str(pw))
+    assert r.returncode == 2 and "give the key password once" in one_error(r)
+    r = run(cfg, "profile", "add", "i", "--key-password", "argv-key-pw")
+    assert r.returncode == 0
+    assert "process list" in r.stderr and "--key-password-file" in r.stderr
+    assert "argv-key-pw" not in r.stderr
+
+
 @pytest.mark.parametrize("name", ["", " ", "\t"])
 def test_empty_profile_names_are_refused(cfg: Path, name: str):
     r = run(cfg, "profile", "add", name, "-b", "h:1")

@@ -84,11 +84,12 @@ def use(
 
 
 PROMPT = "-"  # --sasl-password - (or no value): read it from the terminal
+_PROMPTING = ("--sasl-password", "--key-password")
 
 
 class _OptionalPasswordCommand(TyperCommand):
-    """``--sasl-password`` with no value (last, or followed by another option of the command)
-    means ``--sasl-password -``: ask for it on the terminal."""
+    """``--sasl-password`` or ``--key-password`` with no value (last, or followed by another
+    option of the command) means ``... -``: ask for it on the terminal."""
 
     def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
         options = {o: p for p in self.get_params(ctx) for o in (*p.opts, *p.secondary_opts)}
@@ -105,7 +106,7 @@ class _OptionalPasswordCommand(TyperCommand):
             if param is None or getattr(param, "is_flag", False):
                 continue
             if i == len(args) or args[i] in options or args[i] == "--":
-                if arg == "--sasl-password":
+                if arg in _PROMPTING:
                     fixed.append(PROMPT)
                 continue
             fixed.append(args[i])  # the option's value
@@ -127,16 +128,18 @@ def check_name(name: str) -> str:
     return name
 
 
-def read_hidden(prompt: str) -> str:
-    """One line from the terminal on stdin, not echoed; the prompt goes to stderr."""
+def read_hidden(prompt: str, option: str = "--sasl-password") -> str:
+    """One line from the terminal on stdin, not echoed; the prompt goes to stderr. ``option``
+    names the secret in the errors (``--sasl-password``, ``--key-password``)."""
     import termios
 
     from kctl.errors import Refused
 
+    what = "the SASL password" if option == "--sasl-password" else "the key password"
     if not sys.stdin.isatty():
         raise Refused(
-            "cannot ask for the SASL password: stdin is not a terminal",
-            "give it with --sasl-password-file PATH or as --sasl-password env:VAR",
+            f"cannot ask for {what}: stdin is not a terminal",
+            f"give it with {option}-file PATH or as {option} env:VAR",
         )
     fd = sys.stdin.fileno()
     old = termios.tcgetattr(fd)
@@ -152,11 +155,11 @@ def read_hidden(prompt: str) -> str:
         sys.stderr.write("\n")
         sys.stderr.flush()
     if not line:
-        raise Refused("no SASL password read", "end of input at the prompt")
+        raise Refused(f"no {what.removeprefix('the ')} read", "end of input at the prompt")
     return line.rstrip("\r\n")
 
 
-def _password_from_file(path: str) -> str:
+def _password_from_file(path: str, option: str = "--sasl-password-file") -> str:
     from pathlib import Path
 
     from kctl.errors import ConfigError
@@ -164,7 +167,9 @@ def _password_from_file(path: str) -> str:
     try:
         text = Path(path).expanduser().read_text()
     except OSError as exc:
-        raise ConfigError(f"cannot read --sasl-password-file {path}", exc.strerror) from exc
+        raise ConfigError(f"cannot read {option} {path}", exc.strerror) from exc
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read {option} {path}", "not UTF-8 text") from None
     return text.rstrip("\r\n")
 
 
@@ -203,7 +208,17 @@ def add(
     ca_file: str | None = typer.Option(None, "--ca-file", help="PEM CA bundle."),
     cert_file: str | None = typer.Option(None, "--cert-file", help="PEM client certificate."),
     key_file: str | None = typer.Option(None, "--key-file", help="PEM client key."),
-    key_password: str | None = typer.Option(None, "--key-password", help="env:VAR or file:PATH."),
+    key_password: str | None = typer.Option(
+        None,
+        "--key-password",
+        help="The client key's password; best as env:VAR or file:PATH. '-' or no value: ask "
+        "for it on the terminal (not echoed).",
+    ),
+    key_password_file: str | None = typer.Option(
+        None,
+        "--key-password-file",
+        help="Read the client key's password from this file (the final newline removed).",
+    ),
     no_verify_hostname: bool = typer.Option(
         False, "--no-verify-hostname", help="Skip TLS hostname checks."
     ),
@@ -218,6 +233,8 @@ def add(
     check_name(name)
     if sasl_password is not None and sasl_password_file is not None:
         raise UsageError("give the SASL password once: --sasl-password or --sasl-password-file")
+    if key_password is not None and key_password_file is not None:
+        raise UsageError("give the key password once: --key-password or --key-password-file")
     s = settings.current()
     if name in config.load().profiles and not force:  # before asking for a password
         raise ConfigError(f"profile {name!r} already exists", "use --force to replace it")
@@ -228,6 +245,13 @@ def add(
         sasl_password = _password_from_file(sasl_password_file)
     if sasl_password is not None and not sasl_password:
         raise UsageError("empty SASL password", "nothing was saved")
+    key_in_argv = key_password not in (None, PROMPT)
+    if key_password == PROMPT:
+        key_password = read_hidden(f"Key password for profile {name!r}: ", "--key-password")
+    elif key_password_file is not None:
+        key_password = _password_from_file(key_password_file, "--key-password-file")
+    if key_password is not None and not key_password:
+        raise UsageError("empty key password", "nothing was saved")
     data: dict = {"bootstrap_servers": s.bootstrap_servers, "security_protocol": security_protocol}
     if sasl_mechanism or sasl_username or sasl_password:
         data["sasl"] = {
@@ -254,8 +278,11 @@ def add(
             "--sasl-password on the command line shows in the process list: "
             "--sasl-password - asks for it, --sasl-password-file PATH reads it"
         )
-    if key_password and not config.is_reference(key_password):
-        in_argv.append("--key-password on the command line shows in the process list")
+    if key_in_argv and not config.is_reference(key_password or ""):
+        in_argv.append(
+            "--key-password on the command line shows in the process list: "
+            "--key-password - asks for it, --key-password-file PATH reads it"
+        )
     with config.edit() as pfile:
         if name in pfile.profiles and not force:
             raise ConfigError(f"profile {name!r} already exists", "use --force to replace it")
