@@ -1,15 +1,19 @@
-"""Start-up cost of kctl, as ratios to `python -c pass` measured in the same run.
+"""Start-up cost of kctl, as ratios to references measured in the same run.
 
-    .venv/bin/python benchmarks/startup.py [--runs 15]
+    .venv/bin/python benchmarks/startup.py [--runs 15] [--bootstrap HOST:PORT]
 
-Times whole processes (wall clock, median of interleaved runs): `python -c pass`, `kctl --help`,
-and `kctl topics list` against a local broker this script starts on a free loopback port (and
-stops). Also reports which heavy modules `kctl --help` imports (must be none).
+Times whole processes (wall clock, median of interleaved runs): `python -c pass`, `kctl --help`
+(from its help cache, and rendered afresh with KCTL_HELP_CACHE=0), `kctl topics list` and
+kafka-topics.sh --list (Kafka's TopicCommand from the jars kctl caches) against a real Apache
+Kafka cluster: the one at --bootstrap, else a 3-broker local one this script starts (and stops).
+Also reports which heavy modules `kctl --help` imports (must be none).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,35 +35,46 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--bootstrap", help="an existing cluster (default: start a local one)")
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    import os
-
-    from kctl.local import broker
+    from kctl.local import kafka_cluster
+    from kctl.local.kafka_jars import locate
 
     state = Path(tempfile.mkdtemp(prefix="kctl-bench-"))
-    info, _ = broker.start(port=broker.free_port(), directory=state)
-    env = {
-        **os.environ,
-        "KCTL_BOOTSTRAP_SERVERS": info.bootstrap,
-        "KCTL_CONFIG": str(state / "c.yaml"),
-    }
+    cluster = None
+    if args.bootstrap:
+        bootstrap = args.bootstrap
+    else:
+        cluster, _ = kafka_cluster.start(state, brokers=3, port=0)
+        bootstrap = cluster.bootstrap
+    libs = locate(None).libs
+    env = {**os.environ, "KCTL_BOOTSTRAP_SERVERS": bootstrap, "KCTL_CONFIG": str(state / "c.yaml")}
     py = sys.executable
+    java = shutil.which("java") or "java"
+    topics_sh = [java, "-cp", f"{libs}/*", "org.apache.kafka.tools.TopicCommand"]
     commands = {
-        "python -c pass": [py, "-c", "pass"],
-        "kctl --help": [py, "-m", "kctl", "--help"],
-        "kctl topics list": [py, "-m", "kctl", "topics", "list"],
+        "python -c pass": ([py, "-c", "pass"], env),
+        "kctl --help": ([py, "-m", "kctl", "--help"], env),
+        "kctl --help (no cache)": ([py, "-m", "kctl", "--help"], {**env, "KCTL_HELP_CACHE": "0"}),
+        "kctl topics list": ([py, "-m", "kctl", "topics", "list"], env),
+        "kafka-topics.sh --list": (
+            [*topics_sh, "--bootstrap-server", bootstrap, "--list"],
+            env,
+        ),
     }
     try:
-        for cmd in commands.values():  # warm-up: page cache, .pyc files
-            wall(cmd, env)
+        for cmd, e in commands.values():  # warm-up: page cache, .pyc files, the help cache
+            wall(cmd, e)
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
-            for name, cmd in commands.items():
-                times[name].append(wall(cmd, env))
+            for name, (cmd, e) in commands.items():
+                times[name].append(wall(cmd, e))
     finally:
-        broker.stop(state)
+        if cluster is not None:
+            kafka_cluster.kill_all(cluster)
+        shutil.rmtree(state, ignore_errors=True)
 
     probe = (
         "import sys\nfrom kctl.cli import main\n"
@@ -72,11 +87,12 @@ def main() -> None:
         .splitlines()[-1]
     )
     base = statistics.median(times["python -c pass"])
+    ref = statistics.median(times["kafka-topics.sh --list"])
     print(f"runs: {args.runs} (median wall seconds, interleaved)")
-    print(f"{'command':<20} {'median s':>9} {'ratio to python -c pass':>24}")
+    print(f"{'command':<24} {'median s':>9} {'x python -c pass':>17} {'x kafka-topics.sh':>18}")
     for name, values in times.items():
         med = statistics.median(values)
-        print(f"{name:<20} {med:>9.3f} {med / base:>24.2f}x")
+        print(f"{name:<24} {med:>9.3f} {med / base:>16.2f}x {med / ref:>17.2f}x")
     print(f"heavy modules imported by kctl --help: {heavy}")
 
 

@@ -1,3 +1,3 @@
-from kctl.cli import main
+from kctl.entry import main
 
 main()

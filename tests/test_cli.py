@@ -206,3 +206,37 @@ def test_root_help_lists_every_sub_command_with_its_summary(offline_kctl):
     for name, (_module, _kind, summary) in SUBCOMMANDS.items():
         assert name in text
         assert " ".join(summary.split())[:40] in text, name
+
+
+def test_a_help_page_is_printed_from_the_cache_the_first_rendering_filled(tmp_path):
+    from conftest import kctl_environment, run_kctl
+
+    env = kctl_environment(XDG_CACHE_HOME=str(tmp_path / "cache"))
+    first = run_kctl(env, "topics", "--help")
+    assert first.code == 0 and "Usage: kctl topics" in first.stdout
+    (page,) = (tmp_path / "cache" / "kctl" / "help").glob("*.txt")
+    assert page.read_text() == first.stdout and page.stat().st_mode & 0o777 == 0o600
+    assert run_kctl(env, "topics", "--help").stdout == first.stdout
+    # The page really comes from the cache: a marked copy is what the next run prints ...
+    page.write_text(first.stdout + "from-the-cache\n")
+    assert run_kctl(env, "topics", "--help").stdout.endswith("from-the-cache\n")
+    # ... unless the cache is off, or the page could have been written by someone else.
+    off = run_kctl({**env, "KCTL_HELP_CACHE": "0"}, "topics", "--help")
+    assert off.stdout == first.stdout
+    page.chmod(0o666)
+    assert run_kctl(env, "topics", "--help").stdout == first.stdout
+    # Another terminal width is another page; errors and non-help runs are never cached.
+    wide = run_kctl({**env, "COLUMNS": "120"}, "topics", "--help")
+    assert wide.code == 0 and wide.stdout != first.stdout
+    assert run_kctl(env, "no-such-command", "--help").code == 2
+    assert len(list((tmp_path / "cache" / "kctl" / "help").glob("*.txt"))) == 2
+
+
+def test_the_help_cache_key_changes_with_the_words_and_refuses_options():
+    from kctl.entry import cache_key
+
+    assert cache_key(["--help"]) is not None
+    assert cache_key(["topics", "--help"]) not in (None, cache_key(["--help"]))
+    assert cache_key(["topics", "-h"]) != cache_key(["topics", "--help"])
+    for argv in ([], ["topics"], ["-o", "json", "--help"], ["topics", "list", "x", "y", "--help"]):
+        assert cache_key(argv) is None, argv
