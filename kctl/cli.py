@@ -219,6 +219,24 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "group",
         "Elect leaders and reassign partitions: the plan first, --execute to act.",
     ),
+    "acls": ("acls", "group", "ACLs: list, add and remove who may do what (kafka-acls.sh)."),
+    "users": ("users", "group", "SCRAM users: list, describe, set passwords, delete."),
+    "quotas": (
+        "quotas",
+        "group",
+        "Client quotas for users, clients and IPs: describe, set, delete.",
+    ),
+    "tokens": ("tokens", "group", "Delegation tokens: create, renew, expire, describe."),
+    "quorum": (
+        "quorum",
+        "group",
+        "The KRaft controller quorum: describe, add and remove controllers.",
+    ),
+    "features": (
+        "features",
+        "group",
+        "Feature levels (metadata.version and others): describe, upgrade, downgrade.",
+    ),
     "metadata": ("metadata", "group", "Read a KRaft metadata log offline: the cluster's state."),
     "dump-segment": (
         "dump",
