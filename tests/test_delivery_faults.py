@@ -263,6 +263,12 @@ def test_produce_to_a_frozen_broker_counts_unknown_not_failed(single, tmp_path):
     assert doc["delivered"] + doc["unknown"] < total, doc  # reading stopped
     assert sum(p["unknown"] for p in doc["partitions"]) <= doc["unknown"]
     assert all(p["failed"] == 0 for p in doc["partitions"])
+    # What was acknowledged is known by offset: one producer on a new topic, so each
+    # partition's acknowledged records are first_offset..last_offset, with none missing.
+    assert sum(p["delivered"] for p in doc["partitions"]) == doc["delivered"]
+    for p in doc["partitions"]:
+        if p["delivered"]:
+            assert p["last_offset"] - p["first_offset"] + 1 == p["delivered"], p
     assert doc["first_error"], doc
     single.ensure_running()
     # Once resumed, the broker appends what it had received before it froze: some of the

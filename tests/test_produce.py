@@ -194,7 +194,16 @@ def test_json_summary_counts_a_refused_record_as_failed_not_unknown(kctl, new_to
     assert r.code == 1, r
     doc = json.loads(r.stdout)  # stdout holds the summary document only
     assert (doc["delivered"], doc["failed"], doc["unknown"]) == (2, 1, 0)
-    assert doc["partitions"] == [{"partition": 0, "failed": 1, "unknown": 0}]
+    assert doc["partitions"] == [
+        {
+            "partition": 0,
+            "delivered": 2,
+            "first_offset": 0,
+            "last_offset": 1,
+            "failed": 1,
+            "unknown": 0,
+        }
+    ]
     assert doc["topic"] == topic and doc["stalled"] is False and doc["transaction"] is None
     assert doc["first_error"].startswith("MSG_SIZE_TOO_LARGE")
     assert "delivered 2, failed 1, unknown 0," in r.stderr
@@ -323,3 +332,30 @@ def test_conflicting_or_invalid_options_are_usage_errors(kctl, args, message):
     r = kctl("produce", "any-topic", *args, input="")
     assert r.code == 2, r
     assert message in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_the_summary_gives_each_partitions_first_and_last_delivered_offset(
+    kctl, new_topic, bootstrap
+):
+    """The offsets in the summary are where the records are: read back, the records at
+    first_offset..last_offset of each partition are exactly the ones this run delivered there,
+    after records another producer wrote first."""
+    topic = new_topic(partitions=3)
+    r = kctl("produce", topic, "--partition", "1", input="before-0\nbefore-1\n")
+    assert r.code == 0, r
+    assert "partition 1 offsets 0..1" in r.stderr, r.stderr
+    lines = "".join(f"k{i % 7}\tv{i}\n" for i in range(300))
+    r = kctl("produce", topic, "--key-separator", "\t", "-o", "json", input=lines)
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    rows = {row["partition"]: row for row in doc["partitions"]}
+    assert sum(row["delivered"] for row in rows.values()) == doc["delivered"] == 300
+    back = read_all(bootstrap, topic)
+    mine = [m for m in back if m.value().startswith(b"v")]
+    for partition in {m.partition() for m in mine}:
+        here = [m.offset() for m in mine if m.partition() == partition]
+        row = rows[partition]
+        assert (row["first_offset"], row["last_offset"]) == (min(here), max(here)), row
+        assert row["delivered"] == len(here) and row["failed"] == row["unknown"] == 0
+    assert rows.get(1, {"first_offset": 2})["first_offset"] >= 2  # after the two before
+    assert set(rows) == {m.partition() for m in mine}

@@ -1,8 +1,9 @@
 """Producing records (kafka-console-producer.sh, kcat -P).
 
 The hot loops avoid per-record Python work where they can: input is read in large chunks and
-split in C (:mod:`kctl.produce_input`), ``produce()`` gets positional arguments only, delivery
-reports come back for failures only (``delivery.report.only.error``).
+split in C (:mod:`kctl.produce_input`), ``produce()`` gets positional arguments only. Delivery
+reports come back for every record (a C call into a small callback, ~0.2 µs a record): the
+summary gives each partition's first and last acknowledged offset.
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ class ProduceSummary:
     # Per partition, the records that failed or whose fate is unknown: {partition: [failed,
     # unknown]} (records that never got a partition are not in it).
     partitions: dict[int, list[int]] = field(default_factory=dict)
+    # Per partition, what the broker acknowledged: {partition: [delivered, first offset, last
+    # offset]} (offsets -1 when the broker gives none: acks=0).
+    spans: dict[int, list[int]] = field(default_factory=dict)
     # Bad input that stopped reading (malformed JSON line, partition out of range): what was
     # handed to the client before it is still flushed and counted; the caller reports this last.
     error: KctlError | None = None
@@ -116,11 +120,27 @@ class ProduceSummary:
             "stalled": self.stalled,
             "transaction": txn,
             "first_error": self.first_error,
-            "partitions": [
-                {"partition": p, "failed": f, "unknown": u}
-                for p, (f, u) in sorted(self.partitions.items())
-            ],
+            "partitions": self.partition_rows(),
         }
+
+    def partition_rows(self) -> list[dict[str, Any]]:
+        """Every partition that was handed records: what the broker acknowledged there (count,
+        first and last offset; null offsets when it gave none) and what failed or is unknown."""
+        rows = []
+        for p in sorted(set(self.partitions) | set(self.spans)):
+            failed, unknown = self.partitions.get(p, (0, 0))
+            count, first, last = self.spans.get(p, (0, -1, -1))
+            rows.append(
+                {
+                    "partition": p,
+                    "delivered": count,
+                    "first_offset": first if first >= 0 else None,
+                    "last_offset": last if last >= 0 else None,
+                    "failed": failed,
+                    "unknown": unknown,
+                }
+            )
+        return rows
 
 
 class _Stop(Exception):
@@ -166,7 +186,6 @@ def producer_config(opts: ProduceOptions) -> dict[str, Any]:
         "compression.type": opts.compression,
         "acks": opts.acks,
         "enable.idempotence": opts.idempotence,
-        "delivery.report.only.error": True,
         "queue.buffering.max.messages": 1_000_000,
         "linger.ms": LINGER_MS if opts.linger_ms is None else opts.linger_ms,
     }
@@ -241,8 +260,9 @@ def produce(
 
 
 class _Tally:
-    """The delivery report callback (failures only, ``delivery.report.only.error``), and the
-    records refused by ``produce()`` itself: counted as failed or unknown, per partition."""
+    """The delivery report callback, and the records refused by ``produce()`` itself: failures
+    counted as failed or unknown per partition; acknowledged records counted per partition with
+    their first and last offset (reports of one partition come in offset order)."""
 
     def __init__(self) -> None:
         self.failed = 0
@@ -250,9 +270,17 @@ class _Tally:
         self.first_failed: Any = None
         self.first_unknown: Any = None
         self.partitions: dict[int, list[int]] = {}
+        self.spans: dict[int, list[int]] = {}  # partition -> [delivered, first, last offset]
 
     def __call__(self, err: Any, msg: Any) -> None:
         if err is None:
+            offset = msg.offset()
+            span = self.spans.get(msg.partition())
+            if span is None:
+                self.spans[msg.partition()] = [1, offset, offset]
+            else:
+                span[0] += 1
+                span[2] = offset
             return
         self.add(err, msg.partition(), err.name() in DEFINITE_FAILURES)
 
@@ -424,6 +452,7 @@ class _End:
                 try:
                     producer.commit_transaction(conn.timeout)
                     summary.delivered = sent
+                    summary.spans = tally.spans
                     return
                 except KafkaException as exc:
                     summary.first_error = summary.first_error or translate(exc, "commit").why
@@ -437,6 +466,7 @@ class _End:
         summary.unknown = tally.unknown + remaining
         summary.delivered = sent - summary.failed - summary.unknown
         summary.partitions = tally.partitions
+        summary.spans = tally.spans
 
 
 class Sender:

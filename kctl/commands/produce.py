@@ -239,6 +239,12 @@ def produce(
         f"delivered {summary.delivered}, failed {summary.failed}, unknown {summary.unknown}, "
         f"{mb:.2f} MB, {summary.rate:,.0f} records/s"
     )
+    rows = summary.partition_rows()
+    if len(rows) == 1 and rows[0]["first_offset"] is not None and not summary.aborted:
+        row = rows[0]
+        first, last = row["first_offset"], row["last_offset"]
+        span = f"offset {first}" if first == last else f"offsets {first}..{last}"
+        line += f", partition {row['partition']} {span}"
     if summary.aborted:
         line += ", transaction aborted"
     elif transactional_id:
