@@ -601,3 +601,51 @@ def test_unclean_election_gives_a_leaderless_partition_a_leader(ops: Ops, kafka_
     # Broker 1 comes back as a follower and truncates to the new leader's log.
     wait_for(lambda: len(ops.isr(name, 0)) == 3, "full ISR after the unclean election", 60)
     assert ops.consumed(name) == 5
+
+
+def test_unregister_forgets_a_stopped_broker_which_registers_again_when_it_starts(
+    ops: Ops,
+) -> None:
+    try:
+        ops.stop(3)
+        r = ops.kctl("cluster", "unregister", "3")  # no terminal, no --yes: refused
+        assert r.code == 1 and "without --yes" in r.stderr, r
+        r = ops.kctl("cluster", "unregister", "3", "--yes", "-o", "json")
+        assert r.code == 0, r
+        assert json.loads(r.stdout) == [{"broker": 3, "was": "fenced", "unregistered": True}]
+        r = ops.kctl("cluster", "unregister", "3", "--yes")
+        assert r.code == 1 and "broker 3 is not registered" in r.stderr, r
+    finally:
+        ops.restore()
+    assert 3 in ops.live()
+
+
+def test_feature_levels_change_only_with_execute(ops: Ops, kafka_tool: Any) -> None:
+    def level() -> str:
+        out = kafka_tool(
+            "org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", ops.bootstrap,
+            "describe",
+        ).stdout  # fmt: skip
+        (line,) = [ln for ln in out.splitlines() if "Feature: share.version" in ln]
+        return line.split("FinalizedVersionLevel:")[1].split()[0]
+
+    assert level() == "1"
+    r = ops.kctl("features", "downgrade", "--feature", "share.version=0", "--execute")
+    assert r.code == 1 and "without --yes" in r.stderr and level() == "1", r
+    r = ops.kctl("features", "downgrade", "--feature", "share.version=0", "-o", "json")
+    assert r.code == 0 and json.loads(r.stdout)[0]["result"] == "OK" and level() == "1", r
+    try:
+        r = ops.kctl(
+            "features", "downgrade", "--feature", "share.version=0", "--execute", "--yes",
+            "-o", "json",
+        )  # fmt: skip
+        assert r.code == 0, r
+        assert json.loads(r.stdout) == [
+            {"feature": "share.version", "from": "1", "to": "0", "change": "safe-downgrade",
+             "result": "OK"}
+        ]  # fmt: skip
+        wait_for(lambda: level() == "0", "share.version 0 finalized", 30)
+    finally:
+        r = ops.kctl("features", "upgrade", "--feature", "share.version=1", "--execute")
+        assert r.code == 0, r
+    wait_for(lambda: level() == "1", "share.version 1 again", 30)

@@ -98,3 +98,35 @@ def live_broker_ids(bootstrap: str, timeout: float) -> set[int]:
     except Exception as exc:  # KafkaException: not answering yet
         raise KctlError("the cluster does not answer yet", str(exc)) from exc
     return {int(b) for b in md.brokers}
+
+
+def unregister(admin: Admin, broker: int, *, force: bool = False) -> str:
+    """UnregisterBroker (KRaft, Kafka 3.3+): the controller forgets ``broker``'s registration
+    (kafka-cluster.sh unregister), for a broker that is gone for good. A live broker would
+    register again at its next heartbeat, so it is refused unless ``force``. Returns what the
+    broker was: "fenced" (registered, stopped) or "live"."""
+    import kafka.errors as Errors
+
+    from kctl.broker import logdirs
+    from kctl.broker.messages import UnregisterBrokerRequest
+    from kctl.errors import NotFoundError
+
+    what = f"unregistering broker {broker}"
+    with kafka_python.LazyClient(admin) as lazy:
+        live = logdirs.broker_ids(lazy.client)
+        fenced = logdirs.broker_ids(lazy.client, fenced=True)
+        if broker not in live and broker not in fenced:
+            known = ", ".join(map(str, sorted(live + fenced))) or "none"
+            raise NotFoundError(f"broker {broker} is not registered", f"registered: {known}")
+        if broker in live and not force:
+            raise KctlError(
+                f"broker {broker} is alive: it would register again",
+                "stop it first, or --force",
+            )
+        if kafka_python.api_version(lazy.client, UnregisterBrokerRequest) < 0:
+            raise KctlError(what, "the cluster does not support UnregisterBroker (KRaft, 3.3+)")
+        answer = kafka_python.send(lazy.client, UnregisterBrokerRequest(broker_id=broker), what)
+    if answer.error_code:
+        name = Errors.for_code(answer.error_code).__name__
+        raise KctlError(what, f"{name}: {answer.error_message or ''}".rstrip(": "))
+    return "live" if broker in live else "fenced"

@@ -273,3 +273,30 @@ def move(
             client, build_alter_request(to_dir, todo), what, node_id=broker
         )
     return plan, parse_alter_response(broker, response)
+
+
+def kafka_document(dirs: list[LogDirInfo]) -> dict[str, Any]:
+    """The document kafka-log-dirs.sh --describe prints: brokers by id, each log dir with its
+    replicas (``partition`` as ``topic-N``), in Kafka's field names and order. ``error`` is
+    Kafka's error name (KAFKA_STORAGE_ERROR) where kafka-log-dirs.sh prints its Java class."""
+    brokers: dict[int, list[dict[str, Any]]] = {}
+    for d in dirs:
+        brokers.setdefault(d.broker, []).append(
+            {
+                "partitions": [
+                    {
+                        "partition": f"{r.topic}-{r.partition}",
+                        "size": r.size,
+                        "offsetLag": r.offset_lag,
+                        "isFuture": r.is_future,
+                    }
+                    for r in d.replicas
+                ],
+                "error": d.error,
+                "logDir": d.path,
+            }
+        )
+    return {
+        "brokers": [{"broker": b, "logDirs": brokers[b]} for b in sorted(brokers)],
+        "version": 1,
+    }

@@ -124,6 +124,7 @@ def snapshot(
     epilog=example(
         "kctl cluster log-dirs",
         "kctl cluster log-dirs --broker 1 --topic orders -o json",
+        "kctl cluster log-dirs --topic orders --kafka-json",
     ),
 )
 def log_dirs(
@@ -136,6 +137,12 @@ def log_dirs(
         "-t",
         help="Only this topic's replicas (repeatable).",
         autocompletion=topic_names,
+    ),
+    kafka_json: bool = typer.Option(
+        False,
+        "--kafka-json",
+        help="Print kafka-log-dirs.sh's JSON document instead "
+        '({"brokers":[{"broker":N,"logDirs":[...]}],"version":1}), whatever -o says.',
     ),
 ) -> None:
     """Per broker and log dir: each replica's size, offset lag and whether it is a future
@@ -152,6 +159,12 @@ def log_dirs(
         wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
 
     dirs = logdirs.describe(connection(), list(brokers) or None, wanted)
+    if kafka_json:
+        import json
+        import sys
+
+        sys.stdout.write(json.dumps(logdirs.kafka_document(dirs), separators=(",", ":")) + "\n")
+        return
     rows = []
     for d in dirs:
         if not d.replicas:
@@ -206,3 +219,27 @@ def log_dirs(
         ),
         output_view(),
     )
+
+
+@app.command(
+    "unregister",
+    epilog=example("kctl cluster unregister 4", "kctl cluster unregister 4 --yes"),
+)
+def unregister(
+    broker: int = typer.Argument(..., min=0, help="The id of the broker to unregister."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    force: bool = typer.Option(
+        False, "--force", help="Unregister even a live broker (it registers again)."
+    ),
+) -> None:
+    """Remove a broker that is gone for good from the cluster's registrations, so it no longer
+    counts as a fenced broker (kafka-cluster.sh unregister; KRaft)."""
+    from kctl.broker import cluster
+    from kctl.broker.client import Admin
+    from kctl.commands._common import confirm, note
+
+    confirm(f"Unregister broker {broker}?", yes=yes, action=f"unregister broker {broker}")
+    was = cluster.unregister(Admin(connection()), broker, force=force)
+    note(f"broker {broker} unregistered (it was {was})")
+    emit(Output([{"broker": broker, "was": was, "unregistered": True}],
+                cols("broker:>", "was", "unregistered")), output_view())  # fmt: skip

@@ -1,0 +1,37 @@
+"""Kafka protocol messages kafka-python does not define, as kafka-python's own schema-driven
+classes (``ApiMessage`` built from the JSON beside this file, written from Kafka's
+``clients/src/main/resources/common/message`` definitions: the fields kctl sends and reads).
+Importing this module imports kafka-python: only the broker layer does, inside functions."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from kafka.protocol.api_message import ApiMessage
+
+_HERE: Any = sys.modules[__name__]
+
+
+class UnregisterBrokerRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class UnregisterBrokerResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class AddRaftVoterRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class AddRaftVoterResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class RemoveRaftVoterRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class RemoveRaftVoterResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
