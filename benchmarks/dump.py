@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import statistics
 import struct
 import subprocess
@@ -88,9 +90,12 @@ def timed(cmd: str, runs: int, limit: float | None = None) -> float:
     times = []
     for _ in range(runs):
         t = time.perf_counter()
+        proc = subprocess.Popen(cmd, shell=True, start_new_session=True)
         try:
-            subprocess.run(cmd, shell=True, check=False, timeout=limit, start_new_session=True)
+            proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the shell and the JVM it started
+            proc.wait()
             return float("inf")
         times.append(time.perf_counter() - t)
     return statistics.median(times)
