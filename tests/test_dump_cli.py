@@ -105,7 +105,8 @@ def test_small_files_and_snapshot(offline_kctl) -> None:
     )
     assert r.code == 0, r
     assert (
-        "producerId: 0 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: -1" in r.stdout
+        "producerId: 0 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty"
+        in r.stdout
     )
     assert "KRaft bootstrap snapshot" in r.stdout and "leaderEpoch: 2" in r.stdout
 

@@ -21,6 +21,12 @@ def read_index(path: Path, kind: str, opts: DumpOptions) -> Generator[Any, None,
         path, verify=not opts.sanity_only
     )
     problems = 0
+    # DumpLogSegments: an offset index without entries is "empty" (before any check); a time
+    # index never is (it is read, or sanity-checked, as it is).
+    if kind == "index" and not check.entries:
+        yield IndexEmpty(path)
+        if opts.sanity_only:
+            return problems
     if opts.sanity_only:
         if check.sanity:
             for reason in check.sanity:
@@ -29,8 +35,6 @@ def read_index(path: Path, kind: str, opts: DumpOptions) -> Generator[Any, None,
         else:
             yield IndexSanityPassed(path)
         return problems
-    if not check.entries:
-        yield IndexEmpty(path)
     if not check.log_found:
         yield Note(
             f"kctl: {path}: no segment {path.name.split('.', 1)[0]}.log next to it, not verified"

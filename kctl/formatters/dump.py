@@ -407,42 +407,50 @@ class DumpWriter:
     def _records_text(
         self, b: Any, data: Any, rows: list[tuple[Any, ...]], decoded: list[Any] | None
     ) -> None:
+        """DumpLogSegments' record lines: metadata (unless skipped), a control record's meaning,
+        then key and payload (decoded records in Kafka's JSON form: kctl.logfmt.kafka_json)."""
+        from kctl.logfmt.kafka_json import control_text, record_text
+
         out: list[str] = [batch_text(b)]
         ts_type = b.timestamp_type
         v2 = b.magic >= 2
+        control = b.is_control
         each = iter(decoded) if decoded is not None else None
+        show_data = self.data and not control
         for r in rows:
             offset, ts, kp, kl, vp, vl, headers, seq = r[:8]
-            parts = ["|"]
+            line = ""
+            prefix = "| "
             if not self.skip_meta:
-                parts.append(f"offset: {offset} {ts_type}: {ts} keySize: {kl} valueSize: {vl}")
+                line = f"| offset: {offset} {ts_type}: {ts} keySize: {kl} valueSize: {vl}"
+                prefix = " "
                 if v2:
-                    parts.append(f"sequence: {seq} headerKeys: [{','.join(h[0] for h in headers)}]")
+                    line += f" sequence: {seq} headerKeys: [{','.join(h[0] for h in headers)}]"
                 else:
-                    parts.append(f"isValid: {'true' if r[10] else 'false'} crc: {r[9]}")
-                if b.is_control and each is not None:
+                    line += f" isValid: {'true' if r[10] else 'false'} crc: {r[9]}"
+                if control and each is not None:
                     c = next(each)  # None: it did not decode (a problem came before)
-                    if c is not None and "coordinator_epoch" in c:
-                        parts.append(
-                            f"endTxnMarker: {c['type']} coordinatorEpoch: {c['coordinator_epoch']}"
-                        )
-                    elif c is not None:
-                        parts.append(f"{c['type']} {to_json(c.get('data'), indent=False)}")
-            if self.data and not b.is_control:
+                    if c is not None:
+                        line += control_text(c)
+            if show_data:
+                key_text: str | None
+                value_text: str | None
                 if each is not None:
                     d = next(each)
-                    if d is not None:
-                        if d["key"] is not None:
-                            parts.append("key: " + to_json(d["key"], indent=False))
-                        parts.append("payload: " + to_json(d["value"], indent=False))
+                    key_text, value_text = (None, None) if d is None else record_text(d)
                 else:
-                    key = None if kl < 0 else bytes(data[kp : kp + kl])
-                    value = None if vl < 0 else bytes(data[vp : vp + vl])
-                    if key is not None:
-                        parts.append(f"key: {fmt_bytes(key, self.key_format)}")
-                    if value is not None:
-                        parts.append(f"payload: {fmt_bytes(value, self.value_format)}")
-            out.append(" ".join(parts))
+                    key_text = (
+                        None if kl < 0 else fmt_bytes(bytes(data[kp : kp + kl]), self.key_format)
+                    )
+                    value_text = (
+                        None if vl < 0 else fmt_bytes(bytes(data[vp : vp + vl]), self.value_format)
+                    )
+                if key_text is not None:
+                    line += f"{prefix}key: {key_text}"
+                    prefix = " "
+                if value_text is not None:
+                    line += f"{prefix}payload: {value_text}"
+            out.append(line)
         self.out.write("\n".join(out) + "\n")
 
     def _records_json(
@@ -527,14 +535,22 @@ class DumpWriter:
 
     def producer_entry(self, file: str, snap: Any, e: Any) -> None:
         if self.text:
-            self.line(
+            # DumpLogSegments: Java's OptionalLong, and the batch metadata only when the entry
+            # has some (a last offset); the line then ends after "lastTimestamp: T ".
+            first = e.current_txn_first_offset
+            line = (
                 f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} "
-                f"coordinatorEpoch: {e.coordinator_epoch} "
-                f"currentTxnFirstOffset: {e.current_txn_first_offset} "
-                f"lastTimestamp: {e.timestamp} firstSequence: {e.first_sequence} "
-                f"lastSequence: {e.last_sequence} lastOffset: {e.last_offset} "
-                f"offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
+                f"coordinatorEpoch: {e.coordinator_epoch} currentTxnFirstOffset: "
+                f"{'OptionalLong.empty' if first < 0 else f'OptionalLong[{first}]'} "
+                f"lastTimestamp: {e.timestamp} "
             )
+            if e.last_offset >= 0:
+                line += (
+                    f"firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "
+                    f"lastOffset: {e.last_offset} offsetDelta: {e.offset_delta} "
+                    f"timestamp: {e.timestamp}"
+                )
+            self.line(line)
         else:
             self.obj(
                 {

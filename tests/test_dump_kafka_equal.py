@@ -1,0 +1,148 @@
+"""kctl dump-segment's default text equals Kafka's DumpLogSegments line for line, on a corpus of
+real files written by a real cluster (tests/dump_corpus.py: every codec, idempotent and
+transactional producers with commits and aborts, a cleaned compacted topic, several segments
+per partition, classic and KIP-848 groups, __transaction_state, __cluster_metadata with its
+snapshots after topic/config/ACL/SCRAM/quota changes, producer snapshots, indexes).
+
+One JVM per option set (``--files a,b,c``), one kctl run per option set, stdout compared line
+by line. Files left out, each for a reason (docs/dump-segment.md lists them):
+- directories of deleted topics (``*-delete``): their index is not trimmed and DumpLogSegments
+  dies on it (NoSuchElementException), kctl reads them;
+- ``*.deleted`` segments and the other non-segment files: DumpLogSegments ignores them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ENGINE, start_kafka_cluster
+
+pytestmark = pytest.mark.skipif(
+    ENGINE != "kafka", reason="needs Apache Kafka (its cluster writes the corpus, its tool reads)"
+)
+
+KNOWN = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".checkpoint")
+
+# Lines allowed to differ: (option set, kafka line, kctl line, reason). Empty: none do.
+ALLOWED: list[tuple[str, str, str, str]] = []
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from dump_corpus import build
+
+    given = os.environ.get("KCTL_TEST_DUMP_CORPUS")  # a corpus kept from an earlier build
+    if given:
+        return Path(given)
+    return build(
+        tmp_path_factory.mktemp("corpus-cluster"),
+        tmp_path_factory.mktemp("corpus"),
+        start_kafka_cluster,
+    )
+
+
+def corpus_files(root: Path, within: str = "") -> list[str]:
+    return sorted(
+        str(p)
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.suffix in KNOWN
+        and within in str(p)
+        and not any(part.endswith("-delete") for part in p.parts)
+    )
+
+
+def dump_both(kafka_libs: Path, files: list[str], opts: list[str]) -> tuple[list[str], list[str]]:
+    java = shutil.which("java") or "java"
+    kafka = subprocess.run(
+        [java, "-Xmx256m", "-cp", f"{kafka_libs}/*", "org.apache.kafka.tools.DumpLogSegments",
+         "--files", ",".join(files), *opts],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert kafka.returncode == 0, kafka.stderr[-3000:]
+    kctl_bin = Path(os.environ.get("VIRTUAL_ENV", ".venv")) / "bin" / "kctl"
+    exe = str(kctl_bin) if kctl_bin.exists() else shutil.which("kctl") or "kctl"
+    mine = subprocess.run(
+        [exe, "dump-segment", *files, *opts], capture_output=True, text=True, timeout=300
+    )
+    assert mine.returncode == 0, mine.stderr[-3000:]
+    return kafka.stdout.splitlines(), mine.stdout.splitlines()
+
+
+# (id, DumpLogSegments options, which files: a path part, "" for all)
+OPTION_SETS = [
+    ("batches", [], ""),
+    ("deep", ["--deep-iteration"], ""),
+    ("data", ["--print-data-log"], ""),
+    ("data-skip-metadata", ["--print-data-log", "--skip-record-metadata"], ""),
+    ("offsets-decoder", ["--offsets-decoder"], "__consumer_offsets"),
+    ("transaction-log-decoder", ["--transaction-log-decoder"], "__transaction_state"),
+    ("cluster-metadata-decoder", ["--cluster-metadata-decoder"], "__cluster_metadata"),
+    ("cluster-metadata-bootstrap", ["--cluster-metadata-decoder"], "bootstrap.checkpoint"),
+    ("verify-index-only", ["--verify-index-only"], ""),
+    ("index-sanity-check", ["--index-sanity-check"], ""),
+    ("max-bytes", ["--max-bytes", "3000"], ""),
+]
+
+
+@pytest.mark.parametrize(("name", "opts", "within"), OPTION_SETS, ids=[o[0] for o in OPTION_SETS])
+def test_text_equals_dump_log_segments(
+    corpus: Path, kafka_libs: Path, name: str, opts: list[str], within: str
+) -> None:
+    files = corpus_files(corpus, within)
+    assert files, f"no corpus files under {within!r}"
+    kafka, mine = dump_both(kafka_libs, files, opts)
+    allowed = {(k, c) for n, k, c, _ in ALLOWED if n == name}
+    differing = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, kafka, mine, autojunk=False
+    ).get_opcodes():
+        if tag == "equal":
+            continue
+        pairs = list(zip(kafka[i1:i2], mine[j1:j2], strict=False))
+        extra = [(k, "") for k in kafka[i1 + len(pairs) : i2]] + [
+            ("", c) for c in mine[j1 + len(pairs) : j2]
+        ]
+        differing += [p for p in pairs + extra if p not in allowed]
+    assert not differing, (
+        f"{len(differing)} line(s) differ from DumpLogSegments {' '.join(opts)} over "
+        f"{len(files)} files:\n"
+        + "\n".join(f"- kafka: {k[:400]}\n+ kctl:  {c[:400]}" for k, c in differing[:10])
+    )
+    assert len(kafka) > 0
+
+
+def test_the_corpus_holds_what_it_should(corpus: Path, kafka_libs: Path) -> None:
+    """What the comparison covers is really in the corpus (by Kafka's own reading)."""
+    files = corpus_files(corpus)
+    suffixes = {Path(f).suffix for f in files}
+    assert suffixes >= set(KNOWN), suffixes
+    assert any(f.endswith(".txnindex") and Path(f).stat().st_size for f in files)
+    kafka, _ = dump_both(kafka_libs, files, ["--deep-iteration"])
+    text = "\n".join(kafka)
+    for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
+        assert f"compresscodec: {codec} " in text, codec
+    for marker in ("endTxnMarker: COMMIT", "endTxnMarker: ABORT", "deleteHorizonMs: OptionalLong[",
+                   "SnapshotHeader ", "SnapshotFooter ", "LeaderChange: ", "isTransactional: true",
+                   "valueSize: -1"):  # fmt: skip
+        assert marker in text, marker
+    for topic in ("corpus-none", "corpus-idem", "corpus-compact"):
+        assert sum(f"/{topic}-0/" in f and f.endswith(".log") for f in files) >= 2, topic
+    meta, _ = dump_both(kafka_libs, corpus_files(corpus, "__cluster_metadata"),
+                        ["--cluster-metadata-decoder"])  # fmt: skip
+    meta_text = "\n".join(meta)
+    for record in ("TOPIC_RECORD", "CONFIG_RECORD", "ACCESS_CONTROL_ENTRY_RECORD",
+                   "USER_SCRAM_CREDENTIAL_RECORD", "CLIENT_QUOTA_RECORD", "FEATURE_LEVEL_RECORD",
+                   "REMOVE_TOPIC_RECORD", "REGISTER_BROKER_RECORD", "PARTITION_CHANGE_RECORD"):  # fmt: skip
+        assert f'"type":"{record}"' in meta_text, record
+    offsets, _ = dump_both(kafka_libs, corpus_files(corpus, "__consumer_offsets"),
+                           ["--offsets-decoder"])  # fmt: skip
+    offsets_text = "\n".join(offsets)
+    for record_type in ("1", "2", "3", "5", "6", "7", "8"):  # classic and KIP-848 records
+        assert f'key: {{"type":"{record_type}"' in offsets_text, record_type
+    assert "payload: <DELETE>" in offsets_text
