@@ -146,3 +146,43 @@ def test_the_corpus_holds_what_it_should(corpus: Path, kafka_libs: Path) -> None
     for record_type in ("1", "2", "3", "5", "6", "7", "8"):  # classic and KIP-848 records
         assert f'key: {{"type":"{record_type}"' in offsets_text, record_type
     assert "payload: <DELETE>" in offsets_text
+
+
+_JAVA_DECODER = """
+import java.io.*;
+import java.nio.charset.StandardCharsets;
+public class Utf8 { public static void main(String[] a) throws Exception {
+  BufferedReader r = new BufferedReader(new InputStreamReader(System.in));
+  String l; while ((l = r.readLine()) != null) {
+    byte[] b = new byte[l.length() / 2];
+    for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(l.substring(2 * i, 2 * i + 2), 16);
+    StringBuilder sb = new StringBuilder();
+    for (char c : new String(b, StandardCharsets.UTF_8).toCharArray()) sb.append(String.format("%04x", (int) c));
+    System.out.println(sb);
+  }}}
+"""
+
+
+def test_invalid_utf8_is_replaced_as_java_does(tmp_path: Path) -> None:
+    """Payloads print as Java's new String(bytes, UTF_8): one U+FFFD per sequence Java rejects
+    (Python's "replace" groups them differently), against the JVM on random byte strings."""
+    import random
+
+    from kctl.logfmt.kafka_json import java_utf8
+
+    rng = random.Random(14)
+    tricky = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0,
+              0xF4, 0xF5, 0xFF]  # fmt: skip
+    cases = [bytes(rng.choice(tricky) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    source = tmp_path / "Utf8.java"
+    source.write_text(_JAVA_DECODER)
+    java = shutil.which("java") or "java"
+    out = subprocess.run(
+        [java, str(source)],
+        input="".join(c.hex() + "\n" for c in cases),
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert len(out) == len(cases)
+    for case, want in zip(cases, out, strict=True):
+        got = java_utf8(case).encode("utf-16-be").hex()
+        assert got == want, case.hex()

@@ -51,14 +51,19 @@ def note(text: str) -> None:
     sys.stderr.flush()
 
 
-def fmt_bytes(data: bytes | None, how: str) -> str | None:
-    """A key, value or header value as --key-format/--value-format say."""
+def fmt_bytes(data: bytes | None, how: str, java: bool = False) -> str | None:
+    """A key, value or header value as --key-format/--value-format say; ``java``: invalid
+    UTF-8 replaced as Java does (the text output, equal to DumpLogSegments')."""
     if data is None:
         return None
     if how == "hex":
         return data.hex()
     if how == "base64":
         return base64.b64encode(data).decode()
+    if java:
+        from kctl.logfmt.kafka_json import java_utf8
+
+        return java_utf8(data)
     return data.decode("utf-8", "replace")
 
 
@@ -439,12 +444,10 @@ class DumpWriter:
                     d = next(each)
                     key_text, value_text = (None, None) if d is None else record_text(d)
                 else:
-                    key_text = (
-                        None if kl < 0 else fmt_bytes(bytes(data[kp : kp + kl]), self.key_format)
-                    )
-                    value_text = (
-                        None if vl < 0 else fmt_bytes(bytes(data[vp : vp + vl]), self.value_format)
-                    )
+                    key = None if kl < 0 else bytes(data[kp : kp + kl])
+                    value = None if vl < 0 else bytes(data[vp : vp + vl])
+                    key_text = fmt_bytes(key, self.key_format, java=True)
+                    value_text = fmt_bytes(value, self.value_format, java=True)
                 if key_text is not None:
                     line += f"{prefix}key: {key_text}"
                     prefix = " "

@@ -217,3 +217,77 @@ def control_text(c: dict[str, Any]) -> str:
     data = c["data"]
     version = data.get("version", 0)
     return label + dumps(message(_CONTROL_MESSAGES[kind], data, version))
+
+
+# -- bytes as Java's new String(bytes, UTF_8) reads them ---------------------------------------
+
+
+def _cont(b: int) -> bool:
+    return (b & 0xC0) == 0x80
+
+
+def _java_malformed(buf: bytes, sp: int) -> int:
+    """How many bytes Java's UTF-8 decoder replaces with one U+FFFD at ``sp`` (where Python's
+    decoder found an error); ``len(buf) - sp`` when it gives up on a truncated end."""
+    n = len(buf)
+    b1 = buf[sp]
+    if 0xC2 <= b1 <= 0xDF:  # two bytes: the lead alone, or the end
+        return 1 if sp + 1 < n else n - sp
+    if 0xE0 <= b1 <= 0xEF:
+        if sp + 2 < n:
+            b2, b3 = buf[sp + 1], buf[sp + 2]
+            if (b1 == 0xE0 and (b2 & 0xE0) == 0x80) or not _cont(b2) or not _cont(b3):
+                return 1 if (b1 == 0xE0 and (b2 & 0xE0) == 0x80) or not _cont(b2) else 2
+            return 3  # well formed but a surrogate: one replacement for the three
+        if sp + 1 < n and ((b1 == 0xE0 and (buf[sp + 1] & 0xE0) == 0x80) or not _cont(buf[sp + 1])):
+            return 1
+        return n - sp
+    if 0xF0 <= b1 <= 0xF7:
+        if sp + 3 < n:
+            b2 = buf[sp + 1]
+            if (
+                b1 > 0xF4
+                or (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF)
+                or (b1 == 0xF4 and (b2 & 0xF0) != 0x80)
+                or not _cont(b2)
+            ):
+                return 1
+            return 2 if not _cont(buf[sp + 2]) else 3
+        if b1 > 0xF4:
+            return 1
+        if sp + 1 < n:
+            b2 = buf[sp + 1]
+            if (
+                (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF)
+                or (b1 == 0xF4 and (b2 & 0xF0) != 0x80)
+                or not _cont(b2)
+            ):
+                return 1
+            if sp + 2 < n and not _cont(buf[sp + 2]):
+                return 2
+        return n - sp
+    return 1
+
+
+def _java_replace(exc: UnicodeError) -> tuple[str, int]:
+    assert isinstance(exc, UnicodeDecodeError)
+    return "\ufffd", exc.start + _java_malformed(bytes(exc.object), exc.start)
+
+
+_REGISTERED = False
+
+
+def java_utf8(data: bytes) -> str:
+    """``data`` as Java's ``new String(data, UTF_8)`` gives it: invalid sequences replaced by
+    U+FFFD the way Java groups them (Python's "replace" groups them differently)."""
+    global _REGISTERED
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if not _REGISTERED:
+        import codecs
+
+        codecs.register_error("kctl-java-replace", _java_replace)
+        _REGISTERED = True
+    return data.decode("utf-8", "kctl-java-replace")
