@@ -186,3 +186,62 @@ def test_invalid_utf8_is_replaced_as_java_does(tmp_path: Path) -> None:
     for case, want in zip(cases, out, strict=True):
         got = java_utf8(case).encode("utf-16-be").hex()
         assert got == want, case.hex()
+
+
+def _damage(segment: Path, into: Path) -> list[str] | None:
+    """Copies of a real segment (three batches or more) and its indexes, damaged: 20 bytes of
+    junk after the last batch, offset-index entries pointing at the wrong batch, time-index
+    entries with a wrong and an out-of-order timestamp."""
+    import struct
+
+    log = segment.read_bytes()
+    batches = []  # (position, last offset, max timestamp)
+    pos = 0
+    while pos + 61 <= len(log):
+        base, size = struct.unpack_from(">qi", log, pos)
+        delta = struct.unpack_from(">i", log, pos + 23)[0]
+        max_ts = struct.unpack_from(">q", log, pos + 35)[0]
+        batches.append((pos, base + delta, max_ts))
+        pos += 12 + size
+    if len(batches) < 3:
+        return None
+    base = int(segment.name.split(".")[0])
+    (_, last0, _), (p1, last1, ts1), (_, last2, ts2) = batches[:3]
+    stem = into / segment.name.split(".")[0]
+    Path(f"{stem}.log").write_bytes(log + b"\0" * 7 + b"\1" * 13)
+    Path(f"{stem}.index").write_bytes(
+        b"".join(struct.pack(">ii", o - base, p1) for o in (last0, last1, last2))
+    )
+    Path(f"{stem}.timeindex").write_bytes(
+        struct.pack(">qi", ts1 + 5, last1 - base)
+        + struct.pack(">qi", ts2 - 100_000, last2 - base)
+        + struct.pack(">qi", ts2, last2 - base)
+    )
+    return [f"{stem}.log", f"{stem}.index", f"{stem}.timeindex"]
+
+
+@pytest.mark.parametrize("opts", [[], ["--verify-index-only"]], ids=["dump", "verify-index-only"])
+def test_damaged_files_report_as_dump_log_segments(
+    corpus: Path, kafka_libs: Path, tmp_path: Path, opts: list[str]
+) -> None:
+    """Junk after the last batch, index entries that do not match the log: the same stdout,
+    and on stderr the same report blocks (kctl's own problem lines besides, and exit 3)."""
+    segments = [Path(f) for f in corpus_files(corpus, "/corpus-none-0/") if f.endswith(".log")]
+    files = next(filter(None, (_damage(s, tmp_path) for s in segments)), None)
+    assert files, "no segment of corpus-none with three batches"
+    java = shutil.which("java") or "java"
+    kafka = subprocess.run(
+        [java, "-Xmx256m", "-cp", f"{kafka_libs}/*", "org.apache.kafka.tools.DumpLogSegments",
+         "--files", ",".join(files), *opts],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    kctl_bin = Path(os.environ.get("VIRTUAL_ENV", ".venv")) / "bin" / "kctl"
+    exe = str(kctl_bin) if kctl_bin.exists() else shutil.which("kctl") or "kctl"
+    mine = subprocess.run([exe, "dump-segment", *files, *opts], capture_output=True, text=True)
+    assert kafka.returncode == 0 and mine.returncode == 3, (kafka.stderr, mine.stderr)
+    assert mine.stdout.splitlines() == kafka.stdout.splitlines()
+    assert "Found 20 invalid bytes at the end of" in mine.stdout
+    report = [line for line in mine.stderr.splitlines() if not line.startswith("kctl: ")]
+    assert report == kafka.stderr.splitlines()
+    assert any(line.startswith("Mismatches in :") for line in report)
+    assert any(line.startswith("Found out of order timestamp in :") for line in report)

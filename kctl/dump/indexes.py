@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from kctl.dump.files import base_offset_of, mapped
-from kctl.dump.model import DumpOptions, Found, IndexEmpty, IndexEntry, IndexSanityPassed, Note
+from kctl.dump.model import (
+    DumpOptions,
+    Found,
+    IndexEmpty,
+    IndexEntry,
+    IndexReport,
+    IndexSanityPassed,
+    Note,
+)
 from kctl.logfmt import batch as B
 from kctl.logfmt import indexes as X
 
@@ -59,6 +67,14 @@ def read_index(path: Path, kind: str, opts: DumpOptions) -> Generator[Any, None,
         )
     for p in found:
         yield Found(path, p)
+    for kind, pairs in (
+        ("mismatch", check.mismatches),
+        ("timestamp", check.timestamp_mismatches),
+        ("order", check.out_of_order),
+        ("not_found", check.not_found),
+    ):
+        if pairs:
+            yield IndexReport(path, kind, list(pairs))
     return problems + len(found)
 
 

@@ -145,3 +145,23 @@ class SmallDocument(NamedTuple):
     file: str
     kind: str
     doc: dict[str, Any]
+
+
+class TrailingBytes(NamedTuple):
+    """Bytes after the last batch read from the start of a segment without a break: what
+    DumpLogSegments calls "invalid bytes at the end" (text output; a :class:`Found` item came
+    for the same bytes)."""
+
+    path: Path
+    size: int
+
+
+class IndexReport(NamedTuple):
+    """One index check's findings in DumpLogSegments' terms, for its report at the end of a
+    text run: ``kind`` "mismatch" (index offset, log offset), "timestamp" (index timestamp,
+    log timestamp), "order" (index timestamp, previous one) or "not_found" (indexed offset,
+    found log offset). Each pair also came as a :class:`Found` item."""
+
+    path: Path
+    kind: str
+    pairs: list[tuple[int, int]]

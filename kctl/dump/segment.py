@@ -25,6 +25,7 @@ from kctl.dump.model import (
     LogStart,
     Records,
     RecordsJson,
+    TrailingBytes,
     V2Headers,
 )
 from kctl.logfmt import batch as B
@@ -72,6 +73,8 @@ def read_log(
             raise
         if gaps is not None:
             yield GapReport(path, gaps.pairs, gaps.count)
+        if not opts.max_bytes and scan.valid_end < len(buf):
+            yield TrailingBytes(path, len(buf) - scan.valid_end)
     return scan.problems
 
 
@@ -90,6 +93,8 @@ class _LogScan:
         self.fast = opts.deep and opts.json_records and self.lo is None
         self.gaps = files.OffsetGaps() if opts.deep and self.lo is None else None
         self.problems = 0
+        # The end of the batches read from byte 0 without a break (DumpLogSegments' valid bytes).
+        self.valid_end = 0
         if opts.deep:
             from kctl.logfmt.codecs import decompress
             from kctl.logfmt.fast import records_json
@@ -115,7 +120,10 @@ class _LogScan:
         try:
             while pos < end:
                 if reader is not None:
+                    start = pos
                     pos, n = yield from self._stretch(reader, mv, pos, end)
+                    if start == self.valid_end:
+                        self.valid_end = pos
                     if n:
                         magic = 2
                     if pos >= end or (self.problems and opts.strict):
@@ -138,6 +146,8 @@ class _LogScan:
                     b = item
                     magic = b.magic
                     pos = b.next_position
+                    if b.position == self.valid_end:
+                        self.valid_end = pos
                     if b.position - released >= _RELEASE_STEP:  # keep memory flat in file size
                         released = files.release(buf, released, b.position)
                     if lo is not None and (b.last_offset < lo or b.base_offset > hi):

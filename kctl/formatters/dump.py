@@ -200,7 +200,10 @@ class DumpWriter:
             M.AbortedTxn: lambda i: self.aborted_txn(i.file, i.txn),
             M.ProducerEntry: lambda i: self.producer_entry(i.file, i.snapshot, i.entry),
             M.SmallDocument: lambda i: self.small_document(i.file, i.kind, i.doc),
+            M.TrailingBytes: self._trailing_bytes,
+            M.IndexReport: self._index_report,
         }
+        self.index_reports: list[M.IndexReport] = []
 
     def write(self, item: Any) -> None:
         """Render one result item of :func:`kctl.dump.dump`."""
@@ -210,6 +213,42 @@ class DumpWriter:
         batch, file = self.batch, item.file
         for b in item.batches:
             batch(file, b)
+
+    def _trailing_bytes(self, item: M.TrailingBytes) -> None:
+        """DumpLogSegments' line after a segment that ends in bytes it could not read."""
+        if self.text:
+            self.line(f"Found {item.size} invalid bytes at the end of {item.path.name}")
+
+    def _index_report(self, item: M.IndexReport) -> None:
+        if self.text:
+            self.index_reports.append(item)
+
+    def _print_index_reports(self) -> None:
+        """DumpLogSegments' report of the index checks after all files (stderr): offset-index
+        mismatches newest first, then time-index timestamp mismatches, out-of-order timestamps
+        and offsets not found, in the order found."""
+        reports = self.index_reports
+        for r in reports:
+            if r.kind == "mismatch":
+                note(f"Mismatches in :{r.path.absolute()}")
+                for a, b in reversed(r.pairs):
+                    note(f"  Index offset: {a}, log offset: {b}")
+        for kind, title, text in (
+            ("timestamp", "Found timestamp mismatch in :{}",
+             "  Index timestamp: {}, log timestamp: {}"),
+            ("order", "Found out of order timestamp in :{}",
+             "  Index timestamp: {}, Previously indexed timestamp: {}"),
+        ):  # fmt: skip
+            for r in reports:
+                if r.kind == kind:
+                    note(title.format(r.path.absolute()))
+                    for a, b in r.pairs:
+                        note(text.format(a, b))
+        for r in reports:
+            if r.kind == "not_found":
+                note("The following indexed offsets are not found in the log.")
+                for a, b in r.pairs:
+                    note(f"Indexed offset: {a}, found log offset: {b}")
 
     def _index_entry(self, item: M.IndexEntry) -> None:
         from kctl.logfmt.indexes import OffsetEntry
@@ -259,6 +298,9 @@ class DumpWriter:
 
     def finish(self) -> None:
         """Close the -o json array, or render what table/csv/yaml collected."""
+        if self.index_reports:
+            self.out.flush()
+            self._print_index_reports()
         if self.fmt == "json":
             self.out.write("[]\n" if self.first else "\n]\n")
         elif not self.text and self.fmt != "jsonl":
