@@ -72,8 +72,8 @@ def _produce(bootstrap: str, topic: str, n: int, size: int, conf: dict[str, Any]
         headers = [("h1", b"v"), ("trace", str(i).encode())] if i % 3 == 0 else None
         key = None if i % 5 == 0 else f"key-{i % 17}".encode()
         p.produce(topic, value=(f"value-{i}-".encode() * size)[:size], key=key, headers=headers)
-        if i % 500 == 0:
-            p.poll(0)
+        if i % 100 == 99:  # several batches in every segment
+            assert p.flush(60) == 0
     assert p.flush(60) == 0
 
 
@@ -159,6 +159,25 @@ def _groups(bootstrap: str, topic: str) -> None:
         assert last is not None
         c.commit(message=last, asynchronous=False)
         c.close()
+
+
+def _share_group(bootstrap: str, topic: str, libs: str) -> None:
+    """A KIP-932 share group reads a few records (Kafka's console share consumer): its state
+    lands in __share_group_state."""
+    java = shutil.which("java") or "java"
+    cp = ["-Xmx192m", "-cp", f"{libs}/*"]
+    subprocess.run(
+        [java, *cp, "kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap, "--alter",
+         "--entity-type", "groups", "--entity-name", "corpus-share",
+         "--add-config", "share.auto.offset.reset=earliest"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    subprocess.run(
+        [java, *cp, "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
+         "--bootstrap-server", bootstrap, "--topic", topic, "--group", "corpus-share",
+         "--max-messages", "20", "--timeout-ms", "60000"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
 
 
 def _metadata_changes(bootstrap: str, admin: Any, libs: str) -> None:
@@ -267,6 +286,7 @@ def build(state: Path, dest: Path, start: Callable[..., Any]) -> Path:
         _transactions(bootstrap, "corpus-txn")
         _compacted(bootstrap, admin, "corpus-compact")
         _groups(bootstrap, "corpus-none")
+        _share_group(bootstrap, "corpus-none", cluster.libs)
         _metadata_changes(bootstrap, admin, cluster.libs)
 
         def cleaned() -> bool:

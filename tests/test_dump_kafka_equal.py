@@ -1,7 +1,7 @@
 """kctl dump-segment's default text equals Kafka's DumpLogSegments line for line, on a corpus of
 real files written by a real cluster (tests/dump_corpus.py: every codec, idempotent and
 transactional producers with commits and aborts, a cleaned compacted topic, several segments
-per partition, classic and KIP-848 groups, __transaction_state, __cluster_metadata with its
+per partition, classic, KIP-848 and share groups, __transaction_state, __share_group_state, __cluster_metadata with its
 snapshots after topic/config/ACL/SCRAM/quota changes, producer snapshots, indexes).
 
 One JVM per option set (``--files a,b,c``), one kctl run per option set, stdout compared line
@@ -82,6 +82,7 @@ OPTION_SETS = [
     ("data-skip-metadata", ["--print-data-log", "--skip-record-metadata"], ""),
     ("offsets-decoder", ["--offsets-decoder"], "__consumer_offsets"),
     ("transaction-log-decoder", ["--transaction-log-decoder"], "__transaction_state"),
+    ("share-group-state-decoder", ["--share-group-state-decoder"], "__share_group_state"),
     ("cluster-metadata-decoder", ["--cluster-metadata-decoder"], "__cluster_metadata"),
     ("cluster-metadata-bootstrap", ["--cluster-metadata-decoder"], "bootstrap.checkpoint"),
     ("verify-index-only", ["--verify-index-only"], ""),
@@ -143,9 +144,13 @@ def test_the_corpus_holds_what_it_should(corpus: Path, kafka_libs: Path) -> None
     offsets, _ = dump_both(kafka_libs, corpus_files(corpus, "__consumer_offsets"),
                            ["--offsets-decoder"])  # fmt: skip
     offsets_text = "\n".join(offsets)
-    for record_type in ("1", "2", "3", "5", "6", "7", "8"):  # classic and KIP-848 records
+    # classic, KIP-848 consumer and KIP-932 share group records
+    for record_type in ("1", "2", "3", "5", "6", "7", "8", "10", "11", "12", "13", "14", "15"):
         assert f'key: {{"type":"{record_type}"' in offsets_text, record_type
     assert "payload: <DELETE>" in offsets_text
+    share, _ = dump_both(kafka_libs, corpus_files(corpus, "__share_group_state"),
+                         ["--share-group-state-decoder"])  # fmt: skip
+    assert '"stateBatches":[{' in "\n".join(share)
 
 
 _JAVA_DECODER = """
@@ -226,9 +231,9 @@ def test_damaged_files_report_as_dump_log_segments(
 ) -> None:
     """Junk after the last batch, index entries that do not match the log: the same stdout,
     and on stderr the same report blocks (kctl's own problem lines besides, and exit 3)."""
-    segments = [Path(f) for f in corpus_files(corpus, "/corpus-none-0/") if f.endswith(".log")]
+    segments = [Path(f) for f in corpus_files(corpus, "/corpus-") if f.endswith(".log")]
     files = next(filter(None, (_damage(s, tmp_path) for s in segments)), None)
-    assert files, "no segment of corpus-none with three batches"
+    assert files, "no segment of the corpus topics with three batches"
     java = shutil.which("java") or "java"
     kafka = subprocess.run(
         [java, "-Xmx256m", "-cp", f"{kafka_libs}/*", "org.apache.kafka.tools.DumpLogSegments",

@@ -95,7 +95,7 @@ def test_generator_reproduces_the_committed_schemas() -> None:
 def test_input_is_pinned_with_provenance() -> None:
     text = (MESSAGES / "PROVENANCE.md").read_text()
     assert "4.3.1" in text and "Apache License" in text
-    assert len(list(MESSAGES.rglob("*.json"))) == 79
+    assert len(list(MESSAGES.rglob("*.json"))) == 83
 
 
 def _walk(fields, where):
@@ -134,6 +134,8 @@ def test_every_record_type_of_kafka_4_3_is_known() -> None:
         "StreamsGroupCurrentMemberAssignmentKey",
         "StreamsGroupTopologyKey",
     }
+    assert internal._SHARE_KEYS == {0: "ShareSnapshotKey", 1: "ShareUpdateKey"}
+    assert internal._SHARE_VALUES == {0: "ShareSnapshotValue", 1: "ShareUpdateValue"}
     for record_type, key in keys.items():
         assert internal._GROUP_VALUES[record_type] == key[: -len("Key")] + "Value"
 

@@ -44,6 +44,7 @@ SOURCES: tuple[tuple[str, tuple[str, ...] | None, str | None], ...] = (
     ("metadata/src/main/resources/common/metadata", None, None),
     ("group-coordinator/src/main/resources/common/message", None, "__consumer_offsets"),
     ("transaction-coordinator/src/main/resources/common/message", None, "__transaction_state"),
+    ("share-coordinator/src/main/resources/common/message", None, "__share_group_state"),
     (
         "clients/src/main/resources/common/message",
         (

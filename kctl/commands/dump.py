@@ -56,6 +56,9 @@ def dump_segment(
     cluster_metadata_decoder: bool = typer.Option(
         False, "--cluster-metadata-decoder", help="Decode KRaft __cluster_metadata records."
     ),
+    share_group_state_decoder: bool = typer.Option(
+        False, "--share-group-state-decoder", help="Decode __share_group_state keys and values."
+    ),
     skip_record_metadata: bool = typer.Option(
         False, "--skip-record-metadata", help="With --print-data-log: keys and values only."
     ),
@@ -101,9 +104,11 @@ def dump_segment(
     value_format = payload_format(value_format, "--value-format", shown).replace("string", "text")
     if file_type is not None and file_type not in FILE_TYPES:
         raise UsageError(f"--type {file_type!r} is not one of {', '.join(FILE_TYPES)}")
-    if sum((offsets_decoder, transaction_log_decoder, cluster_metadata_decoder)) > 1:
+    chosen = (offsets_decoder, transaction_log_decoder, cluster_metadata_decoder)
+    if sum((*chosen, share_group_state_decoder)) > 1:
         raise UsageError(
-            "choose one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder"
+            "choose one of --offsets-decoder, --transaction-log-decoder, "
+            "--cluster-metadata-decoder, --share-group-state-decoder"
         )
     for p in paths:
         if not p.exists():
@@ -115,6 +120,8 @@ def dump_segment(
         if transaction_log_decoder
         else "metadata"
         if cluster_metadata_decoder
+        else "share"
+        if share_group_state_decoder
         else None
     )
     out = DumpWriter(

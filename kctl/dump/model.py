@@ -25,7 +25,7 @@ class DumpOptions:
     sanity_only: bool = False  # index files: Kafka's sanity check only
     strict: bool = False  # stop at the first problem
     file_type: str | None = None  # instead of the type found from the name
-    decoder: str | None = None  # "offsets" | "txn" | "metadata": decode record keys/values
+    decoder: str | None = None  # "offsets" | "txn" | "share" | "metadata": keys/values
     control: bool = True  # decode control records (off with --skip-record-metadata)
     json_records: bool = False  # record metadata only, as JSON text: the fast path may apply
     raw_headers: bool = False  # valid magic-2 headers as V2Headers items, not Batches

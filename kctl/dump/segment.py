@@ -49,6 +49,8 @@ def payload_decoder(decoder: str | None) -> PayloadDecoder | None:
         return internal.decode_offsets_record
     if decoder == "txn":
         return internal.decode_transaction_record
+    if decoder == "share":
+        return internal.decode_share_state_record
     return lambda key, value: {"key": None, "value": metadata.decode_metadata_record(value)}
 
 

@@ -1,4 +1,5 @@
-"""Keys and values of the internal topics ``__consumer_offsets`` and ``__transaction_state``.
+"""Keys and values of the internal topics ``__consumer_offsets``, ``__transaction_state`` and
+``__share_group_state``.
 
 Both prefix key and value with an int16. The key's is the record type (Kafka's "coordinator-key"
 apiKey; the key body itself is always version 0): in ``__consumer_offsets`` 0 a legacy offset
@@ -41,6 +42,8 @@ _GROUP_KEYS = _record_types("__consumer_offsets", "coordinator-key")
 _GROUP_VALUES = _record_types("__consumer_offsets", "coordinator-value")
 _TXN_KEYS = _record_types("__transaction_state", "coordinator-key")
 _TXN_VALUES = _record_types("__transaction_state", "coordinator-value")
+_SHARE_KEYS = _record_types("__share_group_state", "coordinator-key")
+_SHARE_VALUES = _record_types("__share_group_state", "coordinator-value")
 
 
 def _version(buf: Any, what: str) -> int:
@@ -118,4 +121,30 @@ def decode_transaction_record(key: Any, value: Any) -> dict[str, Any]:
         known = TRANSACTION_STATES.get(status) if isinstance(status, int) else None
         data["transaction_state"] = known or f"Unknown({status})"
         out["value"] = {"type": value_name, "version": vv, "data": data}
+    return out
+
+
+def decode_share_state_record(key: Any, value: Any) -> dict[str, Any]:
+    """One ``__share_group_state`` record (KIP-932): record type 0 a ShareSnapshot, 1 a
+    ShareUpdate; ``value`` None is a tombstone. An unknown record type is a DecodeError."""
+    kv = _version(key, "__share_group_state key")
+    key_name = _SHARE_KEYS.get(kv)
+    if key_name is None:
+        raise DecodeError(f"unknown __share_group_state record type {kv}")
+    out: dict[str, Any] = {
+        "key": {
+            "type": key_name,
+            "version": kv,
+            "data": decode_message(key_name, bytes(key[2:]), 0),
+        },
+        "value": None,
+    }
+    if value is not None:
+        value_name = _SHARE_VALUES[kv]
+        vv = _version(value, "__share_group_state value")
+        out["value"] = {
+            "type": value_name,
+            "version": vv,
+            "data": decode_message(value_name, bytes(value[2:]), vv),
+        }
     return out
