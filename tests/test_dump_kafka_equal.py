@@ -250,3 +250,29 @@ def test_damaged_files_report_as_dump_log_segments(
     assert report == kafka.stderr.splitlines()
     assert any(line.startswith("Mismatches in :") for line in report)
     assert any(line.startswith("Found out of order timestamp in :") for line in report)
+
+
+def test_deep_text_fast_path_equals_the_general_path(corpus: Path) -> None:
+    """--deep-iteration text takes the fast path (kctl.logfmt.fast.records_text) for ordinary
+    batches; its lines equal the general path's (forced by --offsets) on the corpus segments,
+    and (test above) DumpLogSegments'."""
+    from kctl.dump import DumpOptions, dump
+    from kctl.dump.model import Records, RecordsText
+
+    logs = [f for f in corpus_files(corpus, "/corpus-") if f.endswith(".log")]
+    kinds: dict[type, int] = {}
+    for f in logs:
+        for item in dump([Path(f)], DumpOptions(deep=True, text_records=True, raw_headers=True)):
+            kinds[type(item)] = kinds.get(type(item), 0) + 1
+    assert kinds.get(RecordsText, 0) >= 10 and kinds.get(Records, 0) >= 1, kinds
+    kctl_bin = Path(os.environ.get("VIRTUAL_ENV", ".venv")) / "bin" / "kctl"
+    exe = str(kctl_bin) if kctl_bin.exists() else shutil.which("kctl") or "kctl"
+    fast = subprocess.run(
+        [exe, "dump-segment", *logs, "--deep-iteration"], capture_output=True, text=True
+    )
+    general = subprocess.run(
+        [exe, "dump-segment", *logs, "--deep-iteration", "--offsets", "0.."],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert fast.returncode == general.returncode == 0, (fast.stderr, general.stderr)
+    assert fast.stdout == general.stdout

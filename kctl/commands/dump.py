@@ -144,6 +144,7 @@ def dump_segment(
         decoder=decoder,
         control=not skip_record_metadata,
         json_records=out.fmt in ("json", "jsonl") and not out.data,
+        text_records=out.text and not out.data and not skip_record_metadata,
         raw_headers=out.text,
         max_decompressed=max_decompressed_bytes,
     )

@@ -28,6 +28,7 @@ class DumpOptions:
     decoder: str | None = None  # "offsets" | "txn" | "share" | "metadata": keys/values
     control: bool = True  # decode control records (off with --skip-record-metadata)
     json_records: bool = False  # record metadata only, as JSON text: the fast path may apply
+    text_records: bool = False  # record metadata only, as text lines: the fast path may apply
     raw_headers: bool = False  # valid magic-2 headers as V2Headers items, not Batches
     max_decompressed: int = MAX_DECOMPRESSED  # per batch payload; more is a problem (a bomb)
 
@@ -82,6 +83,14 @@ class RecordsJson(NamedTuple):
     file: str
     batch: Batch
     records: str
+
+
+class RecordsText(NamedTuple):
+    """A batch whose records are already DumpLogSegments' text lines (each ending in a
+    newline)."""
+
+    batch: Batch
+    lines: str
 
 
 class Records(NamedTuple):

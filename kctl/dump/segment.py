@@ -25,6 +25,7 @@ from kctl.dump.model import (
     LogStart,
     Records,
     RecordsJson,
+    RecordsText,
     TrailingBytes,
     V2Headers,
 )
@@ -92,17 +93,18 @@ class _LogScan:
         self.lo: int | None = opts.range[0] if opts.range else None
         self.hi: int = opts.range[1] if opts.range else 0
         # The fast path: record metadata of ordinary magic-2 batches straight to JSON text.
-        self.fast = opts.deep and opts.json_records and self.lo is None
+        self.fast = opts.deep and (opts.json_records or opts.text_records) and self.lo is None
         self.gaps = files.OffsetGaps() if opts.deep and self.lo is None else None
         self.problems = 0
         # The end of the batches read from byte 0 without a break (DumpLogSegments' valid bytes).
         self.valid_end = 0
         if opts.deep:
             from kctl.logfmt.codecs import decompress
-            from kctl.logfmt.fast import records_json
+            from kctl.logfmt.fast import records_json, records_text
 
             self.decompress = decompress
             self.records_json = records_json
+            self.records_text = records_text
 
     def found(self, p: B.Problem) -> Found:
         self.problems += 1
@@ -198,7 +200,9 @@ class _LogScan:
             chunk = max(chunk, cut)
         return pos, done
 
-    def _fast(self, data: Any, rel: int, h: B.V2Header, b: B.Batch) -> RecordsJson | None:
+    def _fast(
+        self, data: Any, rel: int, h: B.V2Header, b: B.Batch
+    ) -> RecordsJson | RecordsText | None:
         """The valid magic-2 batch ``b`` (header ``h`` at ``rel`` in the chunk ``data``) under
         the fast path, or None when it does not apply (the general path reports why)."""
         if b.is_control:
@@ -206,7 +210,8 @@ class _LogScan:
         payload = data[rel + B.V2_HEADER : rel + b.size]
         try:
             codec = h.attributes & B.COMPRESSION_MASK
-            done = self.records_json(
+            return self._fast_records(
+                b,
                 self.decompress(codec, payload, self.opts.max_decompressed) if codec else payload,
                 h.base_offset,
                 h.first_timestamp,
@@ -215,7 +220,22 @@ class _LogScan:
             )
         except ValueError:
             return None
-        return self._decoded_json(b, done)
+
+    def _fast_records(
+        self, b: B.Batch, records: Any, base: int, first_ts: int, count: int, base_seq: int
+    ) -> RecordsJson | RecordsText | None:
+        """The fast path over a batch's (decompressed) records: JSON objects, or (text output)
+        DumpLogSegments' lines; None when it does not apply. Offsets go to the gap check."""
+        if self.opts.text_records:
+            if b.timestamp_type != "CreateTime":
+                return None  # LogAppendTime: records show the batch's time (general path)
+            done = self.records_text(records, base, first_ts, count, base_seq, "CreateTime")
+            if done is None:
+                return None
+            if self.gaps is not None:
+                self.gaps.check(done[1])
+            return RecordsText(b, done[0])
+        return self._decoded_json(b, self.records_json(records, base, first_ts, count, base_seq))
 
     def _decoded_json(self, b: B.Batch, done: Any) -> RecordsJson | None:
         """The fast path's result for ``b``, offsets to the gap check."""
@@ -235,7 +255,8 @@ class _LogScan:
             return False
         if fast and b.magic == 2 and not b.is_control:
             try:
-                done = self.records_json(
+                item = self._fast_records(
+                    b,
                     B.v2_payload(mv, b, opts.max_decompressed),
                     b.base_offset,
                     b.first_timestamp or 0,
@@ -243,8 +264,7 @@ class _LogScan:
                     -1 if b.base_sequence is None else b.base_sequence,
                 )
             except ValueError:
-                done = None  # the general path below reports it
-            item = self._decoded_json(b, done)
+                item = None  # the general path below reports it
             if item is not None:
                 yield item
                 return False

@@ -186,6 +186,7 @@ class DumpWriter:
         self._render: dict[type, Callable[[Any], None]] = {
             M.V2Headers: lambda i: self.v2_lines(i.base, i.heads),
             M.RecordsJson: lambda i: self.batch_with_records_json(i.file, i.batch, i.records),
+            M.RecordsText: lambda i: self.line(batch_text(i.batch) + "\n" + i.lines[:-1]),
             M.Records: lambda i: self.records(i.path, i.batch, i.data, i.rows, i.decoded),
             M.Batches: self._batches,
             M.Found: lambda i: self.problem(i.path, i.problem),

@@ -1,5 +1,6 @@
 """A fast path for the commonest deep dump: the record metadata of one magic-2 batch straight to
-JSON text, with no per-record tuple, dict or object.
+JSON text (``-o jsonl``) or to DumpLogSegments' record lines (text), with no per-record tuple,
+dict or object.
 
 Pure: payload bytes in, text out. It handles records whose varints are one or two bytes long and
 that carry no headers (what producers write for ordinary topics); for anything else, and for any
@@ -28,12 +29,35 @@ _tails: dict[int, str] = {}
 _sizes: dict[int, str] = {}
 
 
+_TEXT_REC = "| offset: %d {ts}: %d%s\n"
+_TEXT_REC_SEQ = "| offset: %d {ts}: %d%s sequence: %d headerKeys: []\n"
+_text_templates: dict[tuple[int, bool, str], str] = {}
+_text_tails: dict[int, str] = {}
+_text_sizes: dict[int, str] = {}
+
+
+def records_text(
+    data: bytes, base_offset: int, first_ts: int, count: int, base_seq: int, ts_type: str
+) -> tuple[str, list[int]] | None:
+    """(DumpLogSegments' record lines of a magic-2 batch, each ending in a newline —
+    ``| offset: N CreateTime: T keySize: K valueSize: V sequence: S headerKeys: []`` — their
+    absolute offsets), or None when the fast path does not apply. ``ts_type`` is the batch's
+    timestamp type as Kafka names it (the caller keeps LogAppendTime batches, whose records
+    show the batch's timestamp, on the general path)."""
+    return records_json(data, base_offset, first_ts, count, base_seq, text=ts_type)
+
+
 def records_json(
-    data: bytes, base_offset: int, first_ts: int, count: int, base_seq: int
+    data: bytes,
+    base_offset: int,
+    first_ts: int,
+    count: int,
+    base_seq: int,
+    text: str | None = None,
 ) -> tuple[str, list[int]] | None:
     """(``{...},{...}`` — the records of a magic-2 batch as JSON objects joined by commas, their
     absolute offsets), or None when the fast path does not apply. ``data`` is the (decompressed)
-    records section."""
+    records section. With ``text`` (a timestamp type name): :func:`records_text`'s lines."""
     if count <= 0 or not (_LO < base_offset < _HI and _LO < first_ts < _HI):
         return None  # near the ends of the 64-bit range: the general path checks
     zz1 = _ZZ1
@@ -41,7 +65,8 @@ def records_json(
     flat: list[object] = []
     ext = flat.extend
     seq = base_seq >= 0
-    cache = _sizes if seq else _tails
+    caches = (_sizes, _tails) if text is None else (_text_sizes, _text_tails)
+    cache = caches[0] if seq else caches[1]
     pos = 0
     try:
         for _ in range(count):
@@ -108,12 +133,17 @@ def records_json(
             if sizes is None:
                 if len(cache) > 4096:
                     cache.clear()
-                sizes = (
-                    f'"key_size":{key_len},"value_size":{value_len}'
-                    if seq
-                    else f'"key_size":{key_len},"value_size":{value_len},"sequence":-1,'
-                    f'"header_keys":[]'
-                )
+                if text is not None:
+                    sizes = f" keySize: {key_len} valueSize: {value_len}" + (
+                        "" if seq else " sequence: -1 headerKeys: []"
+                    )
+                else:
+                    sizes = (
+                        f'"key_size":{key_len},"value_size":{value_len}'
+                        if seq
+                        else f'"key_size":{key_len},"value_size":{value_len},"sequence":-1,'
+                        f'"header_keys":[]'
+                    )
                 cache[k] = sizes
             if seq:
                 ext(
@@ -130,10 +160,19 @@ def records_json(
         return None
     if pos != len(data):
         return None
+    offsets: list[int] = flat[0 :: 4 if seq else 3]  # type: ignore[assignment]
+    if text is not None:
+        key = (count, seq, text)
+        template = _text_templates.get(key)
+        if template is None:
+            if len(_text_templates) > 64:
+                _text_templates.clear()
+            one = (_TEXT_REC_SEQ if seq else _TEXT_REC).replace("{ts}", text)
+            template = _text_templates[key] = one * count
+        return template % tuple(flat), offsets
     template = _templates.get((count, seq))
     if template is None:
         if len(_templates) > 64:
             _templates.clear()
         template = _templates[(count, seq)] = (_REC_SEQ if seq else _REC) * count
-    offsets: list[int] = flat[0 :: 4 if seq else 3]  # type: ignore[assignment]
     return (template % tuple(flat))[:-1], offsets
