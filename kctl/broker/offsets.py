@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kctl.broker.client import Admin
-from kctl.errors import KctlError, NotFoundError
+from kctl.errors import KctlError
 
 TopicPartitionKey = tuple[str, int]
 
@@ -50,7 +50,9 @@ def partitions_of(
     for topic in topics:
         tm = md.topics.get(topic)
         if tm is None or (tm.error is not None and not tm.partitions):
-            raise NotFoundError(f"unknown topic {topic!r}", "not in the cluster's metadata")
+            from kctl.broker.topics import missing_topic
+
+            raise missing_topic(admin, topic)
         ids = sorted(tm.partitions)
         if only:
             for p in only:

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from kctl.broker.client import Admin, ErrorLog, error_text, make_producer, translate
 from kctl.broker.connect import Connection
-from kctl.errors import KctlError, NotFoundError
+from kctl.errors import KctlError
 from kctl.produce_input import (
     Record,
     parse_json_record,
@@ -170,7 +170,9 @@ def check_topic(admin: Admin, topic: str, partition: int | None) -> int:
     md = admin.metadata()
     tm = md.topics.get(topic)
     if tm is None or (tm.error is not None and not tm.partitions):
-        raise NotFoundError(f"unknown topic {topic!r}", "not in the cluster's metadata")
+        from kctl.broker.topics import missing_topic
+
+        raise missing_topic(admin, topic)
     count = len(tm.partitions)
     if partition is not None and partition not in tm.partitions:
         raise KctlError(

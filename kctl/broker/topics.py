@@ -118,6 +118,38 @@ def _compile(pattern: str | None) -> re.Pattern[str] | None:
         raise UsageError(f"invalid --pattern {pattern!r}", str(exc)) from exc
 
 
+def topic_authorization_failed(admin: Admin, topic: str) -> bool:
+    """Whether the broker hides ``topic`` because this principal may not describe it: the
+    metadata of every topic leaves such a topic out, as if it did not exist; asked for by name
+    (never creating it), it answers TOPIC_AUTHORIZATION_FAILED."""
+    from kafka.errors import KafkaError
+    from kafka.protocol.metadata import MetadataRequest
+
+    from kctl.broker import kafka_python
+
+    try:
+        with kafka_python.LazyClient(admin) as lazy:
+            request = MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name=topic)],
+                allow_auto_topic_creation=False,
+            )
+            answer = kafka_python.send(lazy.client, request, "asking for the topic")
+    except (KctlError, KafkaError):
+        return False
+    return any(t.name == topic and t.error_code == 29 for t in answer.topics)
+
+
+def missing_topic(admin: Admin, name: str) -> KctlError:
+    """The error for a topic the cluster's metadata does not list: not authorized when the
+    broker hides it from this principal, else unknown."""
+    if topic_authorization_failed(admin, name):
+        return KctlError(
+            f"not authorized to access topic {name!r}",
+            "TOPIC_AUTHORIZATION_FAILED: an ACL denies it, or none allows it",
+        )
+    return NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
+
+
 def resolve_names(
     admin: Admin, names: list[str], pattern: str | None, *, internal: bool, missing_ok: bool
 ) -> tuple[ClusterView, list[str]]:
@@ -128,7 +160,7 @@ def resolve_names(
         if name in view.topics:
             chosen.append(name)
         elif not missing_ok:
-            raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
+            raise missing_topic(admin, name)
     rx = _compile(pattern)
     if rx is not None:
         chosen += [

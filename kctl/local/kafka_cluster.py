@@ -333,6 +333,10 @@ def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str
     return props
 
 
+# Broker settings the controllers need as well: the authorizer and who it lets do anything.
+_AUTHORIZER = ("authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found")
+
+
 def _write_configs(cluster: Cluster, brokers: int) -> None:
     base = Path(cluster.directory)
     (base / "log4j2.properties").write_text(_LOG4J2)
@@ -346,6 +350,8 @@ def _write_configs(cluster: Cluster, brokers: int) -> None:
             props.pop("share.coordinator.state.topic.num.partitions")
         if node.role == "broker":
             props.update(cluster.broker_config)
+        else:  # in KRaft the controllers handle CreateAcls/DeleteAcls: the same authorizer
+            props.update({k: v for k, v in cluster.broker_config.items() if k in _AUTHORIZER})
         text = "".join(f"{k}={v}\n" for k, v in props.items())
         Path(node.config).write_text(text)
 
