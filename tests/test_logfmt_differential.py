@@ -34,10 +34,17 @@ def _specs() -> dict[str, dict[str, Any]]:
     out = {}
     for p in SPECS.rglob("*.json"):
         spec = _load(p)
+        # the internal topic of a coordinator record, by the module Kafka keeps it in
+        spec["_topic"] = next((t for d, t in _COORDINATORS.items() if d in p.parts), None)
         out[spec["name"]] = spec
     return out
 
 
+_COORDINATORS = {
+    "group-coordinator": "__consumer_offsets",
+    "transaction-coordinator": "__transaction_state",
+    "share-coordinator": "__share_group_state",
+}
 ALL = _specs()
 
 
@@ -189,15 +196,10 @@ class Encoder:
 
 def _types(topic: str) -> list[tuple[str, str, int]]:
     """(key name, value name, api key) of an internal topic, from Kafka's JSON."""
-    keys = {s["apiKey"]: n for n, s in ALL.items() if s.get("type") == "coordinator-key"}
-    values = {s["apiKey"]: n for n, s in ALL.items() if s.get("type") == "coordinator-value"}
-    out = []
-    for api, key in sorted(keys.items()):
-        value = values[api]
-        txn = key.startswith("Transaction")
-        if (topic == "__transaction_state") == txn:
-            out.append((key, value, api))
-    return out
+    mine = {n: s for n, s in ALL.items() if s["_topic"] == topic}
+    keys = {s["apiKey"]: n for n, s in mine.items() if s.get("type") == "coordinator-key"}
+    values = {s["apiKey"]: n for n, s in mine.items() if s.get("type") == "coordinator-value"}
+    return [(key, values[api], api) for api, key in sorted(keys.items())]
 
 
 def _cases(topic: str) -> list[tuple[str, str, int, int]]:
@@ -302,3 +304,19 @@ def test_the_encoder_agrees_with_a_real_record() -> None:
         + struct.pack(">i", decoded["partition"])
     )
     assert rebuilt == key
+
+
+@pytest.mark.parametrize("case", _cases("__share_group_state"), ids=lambda c: f"{c[1]}-v{c[3]}")
+def test_share_group_state_records_decode_to_what_was_written(case) -> None:
+    key, value, api, v = case
+    assert len(_types("__share_group_state")) == 2
+    for seed in range(16):
+        k, val, kexp, vexp = _record(key, value, api, v, seed)
+        got = internal.decode_share_state_record(k, val)
+        assert got["key"] == {"type": key, "version": api, "data": kexp}
+        assert got["value"] == {"type": value, "version": v, "data": vexp}
+        assert internal.decode_share_state_record(k, None)["value"] is None  # a tombstone
+        with pytest.raises(DecodeError):
+            internal.decode_share_state_record(k, val + b"\x00")
+        with pytest.raises(DecodeError):
+            internal.decode_share_state_record(k, val[:-1])
