@@ -323,3 +323,42 @@ def test_magic_0_and_1_segments_equal_dump_log_segments(
         kafka, mine = dump_both(kafka_libs, files, opts)
         assert mine == kafka, opts
         assert any("isValid: true crc: " in line for line in kafka) or not opts
+
+
+_JAVA_DOUBLES = """
+import java.io.*;
+public class Doubles { public static void main(String[] a) throws Exception {
+  BufferedReader r = new BufferedReader(new InputStreamReader(System.in));
+  String l; while ((l = r.readLine()) != null)
+    System.out.println(Double.toString(Double.longBitsToDouble(Long.parseUnsignedLong(l, 16))));
+}}
+"""
+
+
+def test_doubles_print_as_java_does(tmp_path: Path) -> None:
+    """Quota values (float64 in ClientQuotaRecord) print as Java's Double.toString, against the
+    JVM: whole numbers up to 2^53 and eighths, the values quotas take. (Java before 19 prints
+    more digits than needed for some other values, e.g. 1.63308205114561792E17; kctl prints
+    the shortest form, as Java 19 and later do.)"""
+    import random
+    import struct
+
+    from kctl.logfmt.kafka_json import java_double
+
+    rng = random.Random(14)
+    values = [0.0, -0.0, 1.0, 1e7, 9999999.0, 1e-3, 9.99e-4, 2097152.0, 1e21, 0.5, 1.5e10]
+    values += [float(rng.randint(-(1 << 53), 1 << 53)) for _ in range(400)]
+    values += [float(rng.randint(0, 1 << 30)) for _ in range(300)]
+    values += [rng.randint(-(1 << 20), 1 << 20) / 8 for _ in range(300)]
+    source = tmp_path / "Doubles.java"
+    source.write_text(_JAVA_DOUBLES)
+    java = shutil.which("java") or "java"
+    bits = [struct.unpack(">Q", struct.pack(">d", v))[0] for v in values]
+    out = subprocess.run(
+        [java, str(source)], input="".join(f"{b:x}\n" for b in bits),
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert len(out) == len(values)
+    wrong = [(v, java_double(v), want) for v, want in zip(values, out, strict=True)
+             if java_double(v) != want]  # fmt: skip
+    assert not wrong, wrong[:10]

@@ -87,12 +87,11 @@ def _value(v: Any, ftype: str, sub: Any, version: int) -> Any:
 
 def _fields(data: dict[str, Any], fields: Any, version: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, ftype, versions, _nullable, tagged_v, _tag, sub in fields:
+    for name, ftype, versions, _nullable, _tagged_v, _tag, sub in fields:
         if not _in(versions, version):
             continue
         if name not in data:
-            if _in(tagged_v, version):
-                continue  # a tagged field left at its default is not written
+            # a tagged field left at its default: Kafka's converter does not write it either
             continue
         out[camel(name)] = _value(data[name], ftype, sub, version)
     return out
@@ -173,7 +172,8 @@ def record_text(decoded: dict[str, Any]) -> tuple[str | None, str | None]:
     print them."""
     key, value = decoded.get("key"), decoded.get("value")
     if key is None:  # __cluster_metadata: no key, the record in the value
-        assert value is not None
+        if value is None:
+            return None, None
         return None, dumps(
             {
                 "type": upper_snake(value["type"]),
