@@ -226,7 +226,6 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "group",
         "Client quotas for users, clients and IPs: describe, set, delete.",
     ),
-    "tokens": ("tokens", "group", "Delegation tokens: create, renew, expire, describe."),
     "quorum": (
         "quorum",
         "group",
