@@ -90,7 +90,6 @@ def set_(
     controller_mutation_rate (users, clients, user+client) or connection_creation_rate (IPs)."""
     from kctl.broker import quotas as Q
     from kctl.broker.client import Admin
-
     from kctl.errors import UsageError
 
     ent = _entity(user, user_default, client_id, client_default, ip, ip_default)
