@@ -88,7 +88,13 @@ OPTION_SETS = [
     ("verify-index-only", ["--verify-index-only"], ""),
     ("index-sanity-check", ["--index-sanity-check"], ""),
     ("max-bytes", ["--max-bytes", "3000"], ""),
-]
+    ("deep-skip-metadata", ["--deep-iteration", "--skip-record-metadata"], ""),
+    ("deep-max-bytes", ["--deep-iteration", "--max-bytes", "5000"], ""),
+    ("offsets-decoder-skip-metadata", ["--offsets-decoder", "--skip-record-metadata"],
+     "__consumer_offsets"),
+    ("cluster-metadata-decoder-skip-metadata",
+     ["--cluster-metadata-decoder", "--skip-record-metadata"], "__cluster_metadata"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "opts", "within"), OPTION_SETS, ids=[o[0] for o in OPTION_SETS])
