@@ -17,6 +17,7 @@ EPILOG = example(
     "kctl consume orders --from -10 --partition 0",
     "kctl consume orders --from 2024-05-01T12:00:00Z -n 100 --value-format json -o jsonl",
     "kctl consume orders --group audit -f --template '{partition}:{offset} {key}={value}'",
+    "kctl consume --include 'orders-.*' -o jsonl",
 )
 
 
@@ -39,6 +40,15 @@ def consume(
     ),
     from_beginning: bool = typer.Option(
         False, "--from-beginning", help="Same as --from earliest (kafka-console-consumer.sh)."
+    ),
+    include: str | None = typer.Option(
+        None,
+        "--include",
+        "--whitelist",
+        metavar="REGEX",
+        help="Read every topic whose whole name matches REGEX (kafka-console-consumer.sh "
+        "--include; internal topics only when the regex names them). Topics are chosen "
+        "when kctl starts.",
     ),
     partition: list[int] = typer.Option(
         [], "--partition", help="Only this partition (repeatable)."
@@ -92,8 +102,12 @@ def consume(
     if isolation not in ("read_committed", "read_uncommitted"):
         raise UsageError(f"unknown --isolation {isolation!r}", "read_committed|read_uncommitted")
     topics = [*(topics or []), *topic_option]
+    if include is not None:
+        if topics:
+            raise UsageError("--include and topic names exclude each other")
+        topics = _included(include)
     if not topics:
-        raise UsageError("name the topics to read: as arguments or with --topic")
+        raise UsageError("name the topics to read: as arguments, --topic or --include")
     if from_beginning:
         if start is not None and start != "earliest":
             raise UsageError("--from-beginning and --from exclude each other")
@@ -167,6 +181,29 @@ def consume(
         note(f"consumed {count} record(s) in {took:.1f}s")
     if interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _included(pattern: str) -> list[str]:
+    """The topics whose whole name matches ``pattern``, sorted; internal topics only when the
+    pattern matches them without its wildcards doing it (it starts with ``__``)."""
+    import re
+
+    from kctl.broker.client import Admin
+    from kctl.errors import NotFoundError, UsageError
+    from kctl.parsing import INTERNAL_TOPICS
+
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"malformed --include regex {pattern!r}", str(exc)) from None
+    names = Admin(connection()).metadata().topics
+    internal_ok = pattern.startswith("__")
+    chosen = sorted(
+        n for n in names if rx.fullmatch(n) and (internal_ok or n not in INTERNAL_TOPICS)
+    )
+    if not chosen:
+        raise NotFoundError(f"no topic matches --include {pattern!r}", "kctl topics list")
+    return chosen
 
 
 class _StopSignals(SignalTrap):
