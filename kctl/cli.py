@@ -189,7 +189,11 @@ def root(
 # each summary is the module's own.
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "topics": ("topics", "group", "List, describe, create and delete topics; add partitions."),
-    "configs": ("configs", "group", "Describe and change topic and broker configs."),
+    "configs": (
+        "configs",
+        "group",
+        "Describe and change configs: topics, brokers, broker loggers, groups, client metrics.",
+    ),
     "cluster": ("cluster", "group", "Cluster id, controller, brokers; API versions per broker."),
     "produce": ("produce", "command", "Produce records from stdin, files or --key/--value."),
     "consume": (

@@ -39,22 +39,45 @@ class ConfigValue:
 
 @dataclass(frozen=True)
 class Entity:
-    kind: str  # "topic" | "broker" | "broker-defaults"
-    name: str  # topic name, broker id, or "" for cluster-wide broker defaults
+    # "topic" | "broker" | "broker-defaults" | "broker-logger" | "group" | "client-metrics"
+    kind: str
+    name: str  # topic, broker id, "" for the broker defaults, group id, client-metrics name
 
     def label(self) -> str:
         return "broker defaults" if self.kind == "broker-defaults" else f"{self.kind} {self.name!r}"
 
 
-def entity(topic: str | None, broker: int | None, broker_defaults: bool) -> Entity:
-    chosen = [x for x in (topic is not None, broker is not None, broker_defaults) if x]
+# DescribeConfigs/IncrementalAlterConfigs resource types sent through kafka-python (librdkafka's
+# Python API has no broker-logger, group or client-metrics resources).
+RAW_RESOURCE_TYPES = {"broker-defaults": 4, "broker-logger": 8, "client-metrics": 16, "group": 32}
+
+
+def entity(
+    topic: str | None,
+    broker: int | None,
+    broker_defaults: bool,
+    broker_logger: int | None = None,
+    group: str | None = None,
+    client_metrics: str | None = None,
+) -> Entity:
+    given = [
+        ("topic", topic),
+        ("broker", None if broker is None else str(broker)),
+        ("broker-defaults", "" if broker_defaults else None),
+        ("broker-logger", None if broker_logger is None else str(broker_logger)),
+        ("group", group),
+        ("client-metrics", client_metrics),
+    ]
+    chosen = [(k, v) for k, v in given if v is not None]
     if len(chosen) != 1:
-        raise UsageError("name exactly one of --topic, --broker, --broker-defaults")
-    if topic is not None:
-        return Entity("topic", topic)
-    if broker is not None:
-        return Entity("broker", str(broker))
-    return Entity("broker-defaults", "")
+        raise UsageError(
+            "name exactly one of --topic, --broker, --broker-defaults, --broker-logger, "
+            "--group, --client-metrics"
+        )
+    kind, name = chosen[0]
+    if kind in ("topic", "group", "client-metrics") and not name:
+        raise UsageError(f"empty --{kind} name")
+    return Entity(kind, name)
 
 
 def _resource(ent: Entity) -> Any:
@@ -67,7 +90,7 @@ def _check_exists(admin: Admin, ent: Entity) -> None:
     md = admin.metadata()
     if ent.kind == "topic" and ent.name not in md.topics:
         raise NotFoundError(f"unknown topic {ent.name!r}", "not in the cluster's metadata")
-    if ent.kind == "broker" and int(ent.name) not in md.brokers:
+    if ent.kind in ("broker", "broker-logger") and int(ent.name) not in md.brokers:
         known = ", ".join(str(b) for b in sorted(md.brokers))
         raise NotFoundError(f"unknown broker {ent.name}", f"brokers: {known}")
 
@@ -81,8 +104,8 @@ def describe(admin: Admin, ent: Entity, *, include_defaults: bool) -> list[Confi
     """Without ``include_defaults`` only values set on the entity (dynamic configs), like
     kafka-configs.sh --describe; with it, every config with its source and synonyms."""
     _check_exists(admin, ent)
-    if ent.kind == "broker-defaults":
-        values = _describe_broker_defaults(admin)
+    if ent.kind in RAW_RESOURCE_TYPES:
+        values = _describe_raw(admin, ent)
     else:
         futures = admin.client.describe_configs([_resource(ent)], request_timeout=admin.timeout)
         entries = admin.result(next(iter(futures.values())), f"describing configs of {ent.label()}")
@@ -106,8 +129,10 @@ def describe(admin: Admin, ent: Entity, *, include_defaults: bool) -> list[Confi
             for name, e in sorted(entries.items())
         ]
     out = []
+    own = ("DYNAMIC", "GROUP_CONFIG", "CLIENT_METRICS_CONFIG")
     for v in values:
-        if not include_defaults and not v.source.startswith("DYNAMIC"):
+        # A broker's loggers are all shown, as kafka-configs.sh shows them.
+        if not include_defaults and ent.kind != "broker-logger" and not v.source.startswith(own):
             continue
         if not include_defaults:
             v.synonyms = []
@@ -115,20 +140,27 @@ def describe(admin: Admin, ent: Entity, *, include_defaults: bool) -> list[Confi
     return out
 
 
-def _describe_broker_defaults(admin: Admin) -> list[ConfigValue]:
-    """DescribeConfigs for the BROKER resource named "" (the cluster-wide defaults), through
-    kafka-python: librdkafka's Python API refuses an empty broker name."""
+def _describe_raw(admin: Admin, ent: Entity) -> list[ConfigValue]:
+    """DescribeConfigs through kafka-python for what librdkafka's Python API cannot name: the
+    BROKER resource "" (the cluster-wide defaults; it refuses an empty broker name), a broker's
+    loggers, a group, a client-metrics subscription."""
+    import kafka.errors as Errors
     from kafka.protocol.admin import DescribeConfigsRequest
 
     from kctl.broker import kafka_python
 
-    request = DescribeConfigsRequest(resources=[(4, "", None)], include_synonyms=True)
+    what = f"describing the configs of {ent.label()}"
+    request = DescribeConfigsRequest(
+        resources=[(RAW_RESOURCE_TYPES[ent.kind], ent.name, None)], include_synonyms=True
+    )
+    node = int(ent.name) if ent.kind == "broker-logger" else None
     with kafka_python.admin_client(admin.conn) as client:
-        response = kafka_python.send(client, request, "describing the broker defaults")
+        response = kafka_python.send(client, request, what, node_id=node)
     out = []
     for result in response.results:
         if result.error_code:
-            raise KctlError("describing the broker defaults", result.error_message or "")
+            name = Errors.for_code(result.error_code).__name__
+            raise KctlError(what, f"{name}: {result.error_message or ''}".rstrip(": "))
         for config in result.configs:
             c = config.to_dict()
             sensitive = bool(c.get("is_sensitive"))
@@ -188,8 +220,8 @@ def alter(
         if problems:
             raise KctlError(f"invalid config for {ent.label()}", problems[0])
     _check_exists(admin, ent)
-    if ent.kind == "broker-defaults":
-        return _alter_broker_defaults(admin, op, values)
+    if ent.kind in RAW_RESOURCE_TYPES:
+        return _alter_raw(admin, ent, op, values)
     optype = {
         "set": AlterConfigOpType.SET,
         "delete": AlterConfigOpType.DELETE,
@@ -207,22 +239,30 @@ def alter(
     ]
 
 
-def _alter_broker_defaults(
-    admin: Admin, op: str, values: dict[str, str | None]
+def _alter_raw(
+    admin: Admin, ent: Entity, op: str, values: dict[str, str | None]
 ) -> list[dict[str, Any]]:
+    """IncrementalAlterConfigs through kafka-python (see :func:`_describe_raw`); a broker's
+    loggers are changed on that broker itself."""
+    import kafka.errors as Errors
     from kafka.protocol.admin import IncrementalAlterConfigsRequest
 
     from kctl.broker import kafka_python
 
+    what = f"altering the configs of {ent.label()}"
     code = {"set": 0, "delete": 1, "append": 2, "subtract": 3}[op]
     entries = [(k, code, None if op == "delete" else v) for k, v in values.items()]
-    request = IncrementalAlterConfigsRequest(resources=[(4, "", entries)], validate_only=False)
+    request = IncrementalAlterConfigsRequest(
+        resources=[(RAW_RESOURCE_TYPES[ent.kind], ent.name, entries)], validate_only=False
+    )
+    node = int(ent.name) if ent.kind == "broker-logger" else None
     with kafka_python.admin_client(admin.conn) as client:
-        response = kafka_python.send(client, request, "altering the broker defaults")
+        response = kafka_python.send(client, request, what, node_id=node)
     for result in response.responses:
         if result.error_code:
-            raise KctlError("altering the broker defaults", result.error_message or "")
+            name = Errors.for_code(result.error_code).__name__
+            raise KctlError(what, f"{name}: {result.error_message or ''}".rstrip(": "))
     return [
-        {"entity": "broker-defaults", "name": "", "config": k, "operation": op, "value": v}
+        {"entity": ent.kind, "name": ent.name, "config": k, "operation": op, "value": v}
         for k, v in values.items()
     ]

@@ -13,7 +13,10 @@ from kctl.formatters import Output, cols, emit
 if TYPE_CHECKING:
     from kctl.broker.configs import Entity
 
-app = typer.Typer(help="Describe and change topic and broker configs.", no_args_is_help=True)
+app = typer.Typer(
+    help="Describe and change configs: topics, brokers, broker loggers, groups, client metrics.",
+    no_args_is_help=True,
+)
 
 TOPIC = typer.Option(None, "--topic", "-t", help="A topic.", autocompletion=topic_names)
 BROKER = typer.Option(None, "--broker", help="A broker id.")
@@ -29,6 +32,20 @@ ENTITY_NAME = typer.Option(
 ENTITY_DEFAULT = typer.Option(
     False, "--entity-default", help="With --entity-type brokers: same as --broker-defaults."
 )
+BROKER_LOGGER = typer.Option(
+    None, "--broker-logger", help="A broker's log levels (dynamic; kafka.* logger names)."
+)
+GROUP = typer.Option(None, "--group", help="A consumer or share group's configs.")
+CLIENT_METRICS = typer.Option(
+    None, "--client-metrics", help="A client-metrics subscription (KIP-714) by name."
+)
+_KINDS = {
+    "topic": "topic",
+    "broker": "broker",
+    "broker-logger": "broker-logger",
+    "group": "group",
+    "client-metric": "client-metrics",
+}
 
 
 def _entity(
@@ -38,6 +55,9 @@ def _entity(
     entity_type: str | None,
     entity_name: str | None,
     entity_default: bool,
+    broker_logger: int | None = None,
+    group: str | None = None,
+    client_metrics: str | None = None,
 ) -> Entity:
     """The entity from kctl's options or kafka-configs.sh's --entity-type/--entity-name."""
     from kctl.broker import configs
@@ -46,24 +66,38 @@ def _entity(
     if entity_type is None:
         if entity_name is not None or entity_default:
             raise UsageError("--entity-name and --entity-default need --entity-type")
-        return configs.entity(topic, broker, broker_defaults)
-    if topic is not None or broker is not None or broker_defaults:
-        raise UsageError("--entity-type replaces --topic, --broker and --broker-defaults")
-    kind = entity_type.lower().rstrip("s")
-    if kind not in ("topic", "broker"):
-        raise UsageError(f"unsupported --entity-type {entity_type!r}", "expected topics or brokers")
+        return configs.entity(topic, broker, broker_defaults, broker_logger, group, client_metrics)
+    own = (topic, broker, broker_logger, group, client_metrics)
+    if any(x is not None for x in own) or broker_defaults:
+        raise UsageError("--entity-type replaces --topic, --broker, --group, ...")
+    kind = _KINDS.get(entity_type.lower().rstrip("s"))
+    if kind is None:
+        raise UsageError(
+            f"unsupported --entity-type {entity_type!r}",
+            "expected topics, brokers, broker-loggers, groups or client-metrics "
+            "(users, clients, ips: kctl quotas and kctl users)",
+        )
     if (entity_name is None) == (not entity_default):
         raise UsageError("give one of --entity-name and --entity-default with --entity-type")
     if entity_default:
-        if kind == "topic":
-            raise UsageError("topics have no --entity-default", "use --entity-type brokers")
+        if kind != "broker":
+            raise UsageError(f"{entity_type} have no --entity-default", "use --entity-type brokers")
         return configs.entity(None, None, True)
-    if kind == "topic":
-        return configs.entity(entity_name, None, False)
-    try:
-        return configs.entity(None, int(entity_name or ""), False)
-    except ValueError:
-        raise UsageError(f"--entity-name {entity_name!r} is not a broker id") from None
+    name = entity_name or ""
+    if kind in ("broker", "broker-logger"):
+        try:
+            number = int(name)
+        except ValueError:
+            raise UsageError(f"--entity-name {entity_name!r} is not a broker id") from None
+        return configs.Entity(kind, str(number))
+    return configs.entity(
+        name if kind == "topic" else None,
+        None,
+        False,
+        None,
+        name if kind == "group" else None,
+        name if kind == "client-metrics" else None,
+    )
 
 
 @app.command(
@@ -72,6 +106,8 @@ def _entity(
         "kctl configs describe --topic orders",
         "kctl configs describe --broker 1 --all -o json",
         "kctl configs describe --broker-defaults",
+        "kctl configs describe --broker-logger 1",
+        "kctl configs describe --group orders-app",
     ),
 )
 def describe(
@@ -81,6 +117,9 @@ def describe(
     entity_type: str | None = ENTITY_TYPE,
     entity_name: str | None = ENTITY_NAME,
     entity_default: bool = ENTITY_DEFAULT,
+    broker_logger: int | None = BROKER_LOGGER,
+    group: str | None = GROUP,
+    client_metrics: str | None = CLIENT_METRICS,
     all_: bool = typer.Option(
         False, "--all", help="Every config with its source and synonyms, defaults too."
     ),
@@ -90,7 +129,10 @@ def describe(
     from kctl.broker import configs
     from kctl.broker.client import Admin
 
-    ent = _entity(topic, broker, broker_defaults, entity_type, entity_name, entity_default)
+    ent = _entity(
+        topic, broker, broker_defaults, entity_type, entity_name, entity_default,
+        broker_logger, group, client_metrics,
+    )  # fmt: skip
     values = configs.describe(Admin(connection()), ent, include_defaults=all_)
     rows = [
         {
@@ -135,7 +177,13 @@ def _alter(op: str, items: list[str], *where: object) -> None:
 
 @app.command(
     "set",
-    epilog=example("kctl configs set --topic orders retention.ms=86400000 cleanup.policy=compact"),
+    epilog=example(
+        "kctl configs set --topic orders retention.ms=86400000 cleanup.policy=compact",
+        "kctl configs set --broker-logger 1 kafka.server.ReplicaManager=DEBUG",
+        "kctl configs set --group orders-app consumer.session.timeout.ms=60000",
+        "kctl configs set --client-metrics basic metrics=org.apache.kafka.producer. "
+        "interval.ms=60000",
+    ),
 )
 def set_(
     items: list[str] = typer.Argument(..., help="name=value pairs.", metavar="NAME=VALUE..."),
@@ -145,9 +193,13 @@ def set_(
     entity_type: str | None = ENTITY_TYPE,
     entity_name: str | None = ENTITY_NAME,
     entity_default: bool = ENTITY_DEFAULT,
+    broker_logger: int | None = BROKER_LOGGER,
+    group: str | None = GROUP,
+    client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Set configs (incremental: other configs are left alone)."""
-    _alter("set", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default)
+    _alter("set", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default,
+           broker_logger, group, client_metrics)  # fmt: skip
 
 
 @app.command("delete", epilog=example("kctl configs delete --topic orders retention.ms"))
@@ -159,11 +211,13 @@ def delete(
     entity_type: str | None = ENTITY_TYPE,
     entity_name: str | None = ENTITY_NAME,
     entity_default: bool = ENTITY_DEFAULT,
+    broker_logger: int | None = BROKER_LOGGER,
+    group: str | None = GROUP,
+    client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Remove configs so they fall back to their defaults."""
-    _alter(
-        "delete", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default
-    )
+    _alter("delete", items, topic, broker, broker_defaults, entity_type, entity_name,
+           entity_default, broker_logger, group, client_metrics)  # fmt: skip
 
 
 @app.command(
@@ -178,11 +232,13 @@ def append(
     entity_type: str | None = ENTITY_TYPE,
     entity_name: str | None = ENTITY_NAME,
     entity_default: bool = ENTITY_DEFAULT,
+    broker_logger: int | None = BROKER_LOGGER,
+    group: str | None = GROUP,
+    client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Append a value to a list config."""
-    _alter(
-        "append", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default
-    )
+    _alter("append", items, topic, broker, broker_defaults, entity_type, entity_name,
+           entity_default, broker_logger, group, client_metrics)  # fmt: skip
 
 
 @app.command(
@@ -196,8 +252,10 @@ def subtract(
     entity_type: str | None = ENTITY_TYPE,
     entity_name: str | None = ENTITY_NAME,
     entity_default: bool = ENTITY_DEFAULT,
+    broker_logger: int | None = BROKER_LOGGER,
+    group: str | None = GROUP,
+    client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Remove a value from a list config."""
-    _alter(
-        "subtract", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default
-    )
+    _alter("subtract", items, topic, broker, broker_defaults, entity_type, entity_name,
+           entity_default, broker_logger, group, client_metrics)  # fmt: skip
