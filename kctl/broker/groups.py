@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kctl.broker import kafka_python
-from kctl.broker.client import Admin, error_name, error_text
+from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
 from kctl.lagmath import TP, lag_of
 
@@ -49,6 +49,12 @@ class Member:
     client_id: str
     host: str
     assignment: list[TP] = field(default_factory=list)
+    # Consumer-protocol (KIP-848) members only: their epoch, the partitions the group's
+    # assignor wants them to own, what they subscribe to.
+    member_epoch: int | None = None
+    target_assignment: list[TP] | None = None
+    subscribed_topics: list[str] | None = None
+    subscribed_regex: str | None = None
 
 
 @dataclass
@@ -60,6 +66,8 @@ class Group:
     coordinator: int | None
     members: list[Member] = field(default_factory=list)
     type: str = "classic"  # classic | consumer (KIP-848), as the describing request tells
+    group_epoch: int | None = None  # consumer protocol only
+    assignment_epoch: int | None = None  # consumer protocol: the target assignment's epoch
 
     @property
     def active(self) -> bool:
@@ -228,8 +236,64 @@ class GroupReader(kafka_python.LazyClient):
         # answers Dead with no members there. Those go through ConsumerGroupDescribe.
         dead = [gid for gid in group_ids if gid in out and out[gid].state == "Dead"]
         if dead:
-            out.update(describe_consumer_protocol(self.admin, dead))
+            out.update(self.describe_consumer_protocol(dead))
         return {gid: out[gid] for gid in group_ids if gid in out}
+
+    def describe_consumer_protocol(self, group_ids: list[str]) -> dict[str, Group]:
+        """ConsumerGroupDescribe (KIP-848) for groups DescribeGroups answered Dead, one request
+        per coordinator: state, epochs, assignor, members with their current and target
+        assignments and subscriptions. A group it does not know is left out (the caller keeps
+        its Dead answer); a broker without the API leaves them all out."""
+        from kctl.broker.messages import ConsumerGroupDescribeRequest as R
+
+        if self.version(R) < 0:
+            return {}
+        out: dict[str, Group] = {}
+
+        def parts(assignment: Any) -> list[TP]:
+            return sorted(
+                (t.topic_name, p) for t in (assignment.topic_partitions or []) for p in t.partitions
+            )
+
+        def ask(node: int, gids: list[str]) -> list[str]:
+            request = R(group_ids=gids, include_authorized_operations=False)
+            response = self.send(request, "describing consumer groups", node_id=node)
+            moved = []
+            for g in response.groups:
+                if g.error_code in _RETRIABLE:
+                    moved.append(g.group_id)
+                    continue
+                if g.error_code:  # GROUP_ID_NOT_FOUND, or a classic group: not ours
+                    continue
+                members = [
+                    Member(
+                        member_id=m.member_id,
+                        group_instance_id=m.instance_id,
+                        client_id=m.client_id,
+                        host=m.client_host,
+                        assignment=parts(m.assignment),
+                        member_epoch=m.member_epoch,
+                        target_assignment=parts(m.target_assignment),
+                        subscribed_topics=sorted(m.subscribed_topic_names or []),
+                        subscribed_regex=m.subscribed_topic_regex or None,
+                    )
+                    for m in g.members
+                ]
+                out[g.group_id] = Group(
+                    group=g.group_id,
+                    state=_STATE_NAMES.get(g.group_state.upper(), g.group_state),
+                    protocol_type="consumer",
+                    assignor=g.assignor_name or None,
+                    coordinator=node,
+                    members=sorted(members, key=lambda m: m.member_id),
+                    type="consumer",
+                    group_epoch=g.group_epoch,
+                    assignment_epoch=g.assignment_epoch,
+                )
+            return moved
+
+        self._per_coordinator(group_ids, ask, "describing consumer groups")
+        return out
 
     # -- OffsetFetch ----------------------------------------------------------------------
 
@@ -357,51 +421,6 @@ def _member(m: Any) -> Member:
         host=m.client_host,
         assignment=sorted(tps),
     )
-
-
-def describe_consumer_protocol(admin: Admin, group_ids: list[str]) -> dict[str, Group]:
-    """ConsumerGroupDescribe (KIP-848) through librdkafka's ``describe_consumer_groups`` for
-    groups that DescribeGroups answered Dead. librdkafka sends ConsumerGroupDescribe and falls
-    back to DescribeGroups for classic groups; a group neither knows is left out (the caller
-    keeps its Dead answer)."""
-    from confluent_kafka import KafkaException
-
-    futures = admin.client.describe_consumer_groups(group_ids, request_timeout=admin.timeout)
-    out: dict[str, Group] = {}
-    for gid, fut in futures.items():
-        try:
-            d = fut.result(timeout=admin.timeout + 5)
-        except KafkaException as exc:
-            if error_name(exc) in ("GROUP_ID_NOT_FOUND", "GROUP_NOT_FOUND"):
-                continue
-            raise KctlError(f"describing group {gid!r}", error_text(exc)) from exc
-        type_name = getattr(getattr(d, "type", None), "name", "UNKNOWN").lower()
-        state = _state(d.state)
-        if type_name != "consumer" or state == "Dead":
-            continue
-        members = [
-            Member(
-                member_id=m.member_id,
-                group_instance_id=m.group_instance_id,
-                client_id=m.client_id,
-                host=m.host,
-                assignment=sorted(
-                    (tp.topic, tp.partition)
-                    for tp in (m.assignment.topic_partitions if m.assignment else [])
-                ),
-            )
-            for m in d.members
-        ]
-        out[gid] = Group(
-            group=gid,
-            state=state,
-            protocol_type="consumer",
-            assignor=d.partition_assignor or None,
-            coordinator=d.coordinator.id if d.coordinator is not None else None,
-            members=sorted(members, key=lambda m: m.member_id),
-            type="consumer",
-        )
-    return out
 
 
 def describe(admin: Admin, group_ids: list[str]) -> dict[str, Group]:

@@ -131,20 +131,30 @@ def describe(
         else:
             rows = G.lag_samples(admin, reader, ids, listed=listed)
     if state:
-        srows = [
-            {
-                "group": g.group,
-                "coordinator": g.coordinator,
-                "assignor": g.assignor,
-                "state": g.state,
-                "members": len(g.members),
-            }
-            for g in described.values()
-        ]
+        brokers = admin.metadata().brokers
+        srows = []
+        for g in described.values():
+            node = brokers.get(g.coordinator) if g.coordinator is not None else None
+            srows.append(
+                {
+                    "group": g.group,
+                    "coordinator": g.coordinator,
+                    "coordinator_address": f"{node.host}:{node.port}" if node else None,
+                    "assignor": g.assignor,
+                    "state": g.state,
+                    "members": len(g.members),
+                    "type": g.type,
+                    "group_epoch": g.group_epoch,
+                }
+            )
         emit(
-            Output(srows, cols("group", "coordinator:>", "assignor", "state", "members:>")),
+            Output(
+                srows,
+                cols("group", "coordinator:>", "coordinator_address", "assignor", "state",
+                     "members:>"),
+            ),
             output_view(),
-        )
+        )  # fmt: skip
         return
     if members:
         mrows = [
@@ -156,6 +166,13 @@ def describe(
                 "host": m.host,
                 "partitions": len(m.assignment),
                 "assignment": [f"{t}:{p}" for t, p in m.assignment],
+                "member_epoch": m.member_epoch,
+                "target_epoch": g.assignment_epoch if m.member_epoch is not None else None,
+                "target_assignment": None
+                if m.target_assignment is None
+                else [f"{t}:{p}" for t, p in m.target_assignment],
+                "subscribed_topics": m.subscribed_topics,
+                "subscribed_regex": m.subscribed_regex,
             }
             for g in described.values()
             for m in g.members

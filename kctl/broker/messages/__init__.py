@@ -35,3 +35,53 @@ class RemoveRaftVoterRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-
 
 class RemoveRaftVoterResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
     pass
+
+
+# Copied unchanged from kafka-clients-4.3.1.jar (common/message/*.json, Apache License 2.0):
+# the group APIs of KIP-848 (consumer groups), KIP-932 (share groups) and KIP-1071 (streams).
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class ShareGroupDescribeRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class ShareGroupDescribeResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class DeleteShareGroupOffsetsRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class DeleteShareGroupOffsetsResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class StreamsGroupDescribeRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class StreamsGroupDescribeResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
