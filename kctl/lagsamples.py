@@ -23,6 +23,7 @@ SAMPLE_FIELDS: tuple[tuple[str, str], ...] = (
     ("member_id", "string"),
     ("client_id", "string"),
     ("host", "string"),
+    ("group_type", "string"),  # classic | consumer | share (added after the first release)
 )
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 RECORD_SUFFIXES = (*JSONL_SUFFIXES, ".parquet")

@@ -324,16 +324,17 @@ def test_record_appends_samples_in_the_lag_sample_schema(kctl, bootstrap, topic,
     assert len(rows) == 4
     fields = ["ts_ms", "cluster", "group", "topic", "partition", "committed_offset",
               "log_start_offset", "log_end_offset", "lag", "group_state", "member_id",
-              "client_id", "host"]  # fmt: skip
+              "client_id", "host", "group_type"]  # fmt: skip
     types = {"ts_ms": int, "cluster": str, "group": str, "topic": str, "partition": int,
              "committed_offset": int, "log_start_offset": int, "log_end_offset": int,
-             "lag": int, "group_state": str}  # fmt: skip
+             "lag": int, "group_state": str, "group_type": str}  # fmt: skip
     for row in rows:
         assert list(row) == fields
         assert all(isinstance(row[k], t) for k, t in types.items()), row
         assert row["cluster"] and row["group"] == group and row["topic"] == topic
         assert row["lag"] == row["log_end_offset"] - row["committed_offset"]
         assert row["member_id"] is row["client_id"] is row["host"] is None  # unassigned
+        assert row["group_type"] == "classic"
     assert {(r["partition"], r["lag"]) for r in rows} == {(0, 8), (1, 7)}
     parquet = tmp_path / "lag.parquet"
     for _ in range(2):

@@ -121,6 +121,7 @@ def test_lag_of_a_consumer_protocol_group_names_the_owner(kctl, bootstrap, topic
         assert doc["groups"] == [{"group": group, "lag": 9}]
         assert {r["member_id"] for r in rows.values()} == {c.memberid()}
         assert {r["group_state"] for r in rows.values()} == {"Stable"}
+        assert {r["group_type"] for r in rows.values()} == {"consumer"}
     # After the member left: Empty, the committed offsets stay, nobody owns them.
     wait_for(
         lambda: (

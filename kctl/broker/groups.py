@@ -509,6 +509,7 @@ def lag_samples(
                     "member_id": owner.member_id if owner else None,
                     "client_id": owner.client_id if owner else None,
                     "host": owner.host if owner else None,
+                    "group_type": described[gid].type,
                 }
             )
     return rows
