@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -67,8 +67,13 @@ def list_(
         bad = ", ".join(sorted(types - set(G.GROUP_TYPES)))
         raise UsageError(f"unknown group type {bad}", f"expected {', '.join(G.GROUP_TYPES)}")
     admin = Admin(connection())
-    listed = [g for g in G.list_groups(admin) if not types or g.type in types]
-    described = G.describe(admin, [g.group for g in listed])
+    with G.GroupReader(admin) as reader:
+        everything = G.list_groups(admin)
+        if not types or "share" in types:
+            known = {g.group for g in everything}
+            everything += [g for g in reader.list_share_groups() if g.group not in known]
+        listed = [g for g in everything if not types or g.type in types]
+        described = reader.describe([g.group for g in listed])
     wanted = {s.lower() for s in state}
     rows = []
     for g in listed:
@@ -125,9 +130,22 @@ def describe(
     admin = Admin(connection())
     ids, listed = _chosen(admin, [*(groups or []), *group_option], all_groups)
     with G.GroupReader(admin) as reader:
+        described = reader.describe(ids)
+        shares = [gid for gid in ids if described.get(gid) and described[gid].type == "share"]
+        if shares and not (members or state):
+            if len(shares) != len(ids):
+                raise UsageError(
+                    "describe share groups apart from other groups",
+                    "their offsets are start offsets, not committed offsets",
+                )
+            _share_offsets(reader, described, shares)
+            return
         if members or state:
-            described = reader.describe(ids)
-            G.require_known(admin, described, reader.committed(ids), listed)
+            others = [gid for gid in ids if gid not in shares]
+            G.require_known(
+                admin, {g: described[g] for g in others if g in described},
+                reader.committed(others), listed,
+            )  # fmt: skip
         else:
             rows = G.lag_samples(admin, reader, ids, listed=listed)
     if state:
@@ -145,6 +163,7 @@ def describe(
                     "members": len(g.members),
                     "type": g.type,
                     "group_epoch": g.group_epoch,
+                    "assignment_epoch": g.assignment_epoch,
                 }
             )
         emit(
@@ -213,6 +232,30 @@ def describe(
                  "consumer_id", "host", "client_id"),
         ), output_view()
     )  # fmt: skip
+
+
+def _share_offsets(reader: Any, described: dict[str, Any], ids: list[str]) -> None:
+    """kafka-share-groups.sh --describe: per partition the share group's start offset (the
+    first record it has not yet acknowledged for good) and its lag."""
+    offsets = reader.share_offsets(ids)
+    rows = []
+    for gid in ids:
+        for (topic, partition), (start, lag) in sorted(offsets[gid].items()):
+            rows.append(
+                {
+                    "group": gid,
+                    "topic": topic,
+                    "partition": partition,
+                    "start_offset": None if start < 0 else start,
+                    "lag": None if lag < 0 else lag,
+                }
+            )
+        if not offsets[gid]:
+            note(f"share group {gid!r} has no offsets yet (state {described[gid].state})")
+    emit(
+        Output(rows, cols("group", "topic", "partition:>", "start_offset:>", "lag:>")),
+        output_view(),
+    )
 
 
 def _warn_negative_lags(rows: list[dict]) -> None:
