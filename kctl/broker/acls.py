@@ -198,6 +198,8 @@ def from_document(doc: Any, lines: list[int] | None = None) -> list[Binding]:
 
 
 def _binding(resource: Any, acl: Any) -> Binding:
+    """A binding from protocol structs: the resource's type, name and pattern type, the ACL's
+    principal, host, operation and permission (Kafka's names for the codes)."""
     return Binding(
         _CODE_TO_TYPE.get(resource.resource_type, str(resource.resource_type)),
         resource.resource_name,
@@ -304,15 +306,5 @@ def delete(admin: Admin, filters: list[Filter]) -> list[Binding]:
         _raise(result.error_code, result.error_message, "removing ACLs")
         for m in result.matching_acls:
             _raise(m.error_code, m.error_message, "removing ACLs")
-            gone.append(
-                Binding(
-                    _CODE_TO_TYPE.get(m.resource_type, str(m.resource_type)),
-                    m.resource_name,
-                    _CODE_TO_PATTERN.get(m.pattern_type, str(m.pattern_type)),
-                    m.principal,
-                    m.host,
-                    _CODE_TO_OP.get(m.operation, str(m.operation)),
-                    _CODE_TO_PERMISSION.get(m.permission_type, str(m.permission_type)),
-                )
-            )
+            gone.append(_binding(m, m))  # a matching ACL carries its resource too
     return sorted(set(gone), key=lambda b: tuple(b.row().values()))

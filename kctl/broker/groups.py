@@ -267,27 +267,13 @@ class GroupReader(kafka_python.LazyClient):
                         group_instance_id=None,
                         client_id=m.client_id,
                         host=m.client_host,
-                        assignment=sorted(
-                            (tp.topic_name, p)
-                            for tp in (m.assignment.topic_partitions or [])
-                            for p in tp.partitions
-                        ),
+                        assignment=_assigned(m.assignment),
                         member_epoch=m.member_epoch,
                         subscribed_topics=sorted(m.subscribed_topic_names or []),
                     )
                     for m in g.members
                 ]
-                out[g.group_id] = Group(
-                    group=g.group_id,
-                    state=g.group_state,
-                    protocol_type="share",
-                    assignor=g.assignor_name or None,
-                    coordinator=node,
-                    members=sorted(members, key=lambda m: m.member_id),
-                    type="share",
-                    group_epoch=g.group_epoch,
-                    assignment_epoch=g.assignment_epoch,
-                )
+                out[g.group_id] = _epoch_group(g, node, members, "share")
             return moved
 
         self._per_coordinator(group_ids, ask, "describing share groups")
@@ -357,11 +343,6 @@ class GroupReader(kafka_python.LazyClient):
             return {}
         out: dict[str, Group] = {}
 
-        def parts(assignment: Any) -> list[TP]:
-            return sorted(
-                (t.topic_name, p) for t in (assignment.topic_partitions or []) for p in t.partitions
-            )
-
         def ask(node: int, gids: list[str]) -> list[str]:
             request = R(group_ids=gids, include_authorized_operations=False)
             response = self.send(request, "describing consumer groups", node_id=node)
@@ -378,25 +359,15 @@ class GroupReader(kafka_python.LazyClient):
                         group_instance_id=m.instance_id,
                         client_id=m.client_id,
                         host=m.client_host,
-                        assignment=parts(m.assignment),
+                        assignment=_assigned(m.assignment),
                         member_epoch=m.member_epoch,
-                        target_assignment=parts(m.target_assignment),
+                        target_assignment=_assigned(m.target_assignment),
                         subscribed_topics=sorted(m.subscribed_topic_names or []),
                         subscribed_regex=m.subscribed_topic_regex or None,
                     )
                     for m in g.members
                 ]
-                out[g.group_id] = Group(
-                    group=g.group_id,
-                    state=_STATE_NAMES.get(g.group_state.upper(), g.group_state),
-                    protocol_type="consumer",
-                    assignor=g.assignor_name or None,
-                    coordinator=node,
-                    members=sorted(members, key=lambda m: m.member_id),
-                    type="consumer",
-                    group_epoch=g.group_epoch,
-                    assignment_epoch=g.assignment_epoch,
-                )
+                out[g.group_id] = _epoch_group(g, node, members, "consumer")
             return moved
 
         self._per_coordinator(group_ids, ask, "describing consumer groups")
@@ -499,6 +470,29 @@ class GroupReader(kafka_python.LazyClient):
             for t in response.topics
             for p in t.partitions
         }
+
+
+def _assigned(assignment: Any) -> list[TP]:
+    """(topic, partition) pairs of a KIP-848/932 Assignment struct (topics with their names)."""
+    return sorted(
+        (t.topic_name, p) for t in (assignment.topic_partitions or []) for p in t.partitions
+    )
+
+
+def _epoch_group(g: Any, node: int, members: list[Member], kind: str) -> Group:
+    """A group of the consumer or share protocol from its ConsumerGroupDescribe or
+    ShareGroupDescribe answer (the same fields in both)."""
+    return Group(
+        group=g.group_id,
+        state=_STATE_NAMES.get(g.group_state.upper(), g.group_state),
+        protocol_type=kind,
+        assignor=g.assignor_name or None,
+        coordinator=node,
+        members=sorted(members, key=lambda m: m.member_id),
+        type=kind,
+        group_epoch=g.group_epoch,
+        assignment_epoch=g.assignment_epoch,
+    )
 
 
 def _backoff(deadline: float, again: bool, what: str, code: int) -> None:
