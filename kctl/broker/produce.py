@@ -90,6 +90,10 @@ class ProduceSummary:
     abandoned: bool = False  # a signal during the final flush ended it at once
     stalled: bool = False  # nothing delivered for --timeout seconds: kctl gave up
     aborted: bool = False
+    # Throttle time the brokers reported in produce answers (a quota: KIP-219), summed over
+    # the throttled answers, and how many answers were throttled.
+    throttle_seconds: float = 0.0
+    throttled_responses: int = 0
     # Per partition, the records that failed or whose fate is unknown: {partition: [failed,
     # unknown]} (records that never got a partition are not in it).
     partitions: dict[int, list[int]] = field(default_factory=dict)
@@ -120,6 +124,8 @@ class ProduceSummary:
             "stalled": self.stalled,
             "transaction": txn,
             "first_error": self.first_error,
+            "throttle_seconds": round(self.throttle_seconds, 3),
+            "throttled_responses": self.throttled_responses,
             "partitions": self.partition_rows(),
         }
 
@@ -219,7 +225,18 @@ def produce(
 
     # The producer first: its connection, and its producer id, are under way while we check
     # the topic through its own metadata (no second client, no second connection).
-    producer, log = make_producer(conn, on_delivery=tally, **producer_config(opts))
+    watches: list[_Watch] = []
+
+    def throttled(event: Any) -> None:  # served by poll()/flush(), on this thread
+        if event.throttle_time > 0:
+            summary.throttle_seconds += event.throttle_time
+            summary.throttled_responses += 1
+            for w in watches:  # a throttled producer waits as told: that is no stall
+                w.throttled(event.throttle_time)
+
+    producer, log = make_producer(
+        conn, on_delivery=tally, throttle_cb=throttled, **producer_config(opts)
+    )
     txn = bool(opts.transactional_id)
     nudge = _PidNudge(producer, opts.topic) if opts.idempotence and not txn else None
     partitions = check_topic(Admin(conn, producer, log), opts.topic, opts.partition)
@@ -227,6 +244,7 @@ def produce(
     # Records wait up to linger.ms before they are even sent: that is not a stall.
     linger = LINGER_MS if opts.linger_ms is None else opts.linger_ms
     watch = _Watch(producer, tally, conn.timeout + linger / 1000)
+    watches.append(watch)
     with _Signals() as sig:
         sender = Sender(producer, opts, partitions, sig, tally, nudge, watch)
         end = _End(producer, log, summary, tally, conn, sig, watch, waiting)
@@ -247,12 +265,20 @@ def produce(
             if not sender.sent and not txn:
                 raise  # nothing was sent: a plain one-line error
             summary.error = exc
+        except KafkaException as exc:
+            if not _fatal(exc):
+                end.finish(sender.sent, txn, False, nudge)
+                summary.seconds = time.monotonic() - started
+                raise
+            end.fatal = exc  # the client is done: count what it holds, then say why
         except BaseException:
             end.finish(sender.sent, txn, False, nudge)
             summary.seconds = time.monotonic() - started
             raise
         summary.interrupted = sig.stopped
-        commit = not sig.stopped and summary.error is None and not watch.tripped
+        commit = (
+            not sig.stopped and summary.error is None and not watch.tripped and end.fatal is None
+        )
         if txn and summary.error is not None:
             summary.first_error = summary.error.line()
         end.finish(sender.sent, txn, commit, nudge)
@@ -319,7 +345,13 @@ class _Watch:
         self.best = 0
         self.errors = 0
         self.since = time.monotonic()
+        self.throttled_until = 0.0
         self.tripped = False
+
+    def throttled(self, seconds: float) -> None:
+        """The broker throttles this producer for ``seconds`` (a quota): the stall clock starts
+        again when that is over."""
+        self.throttled_until = max(self.throttled_until, time.monotonic() + seconds)
 
     def stalled(self, handed: int) -> bool:
         """``handed``: records handed to the client so far (exact at the time of the call)."""
@@ -334,7 +366,7 @@ class _Watch:
             self.errors = errors
             self.since = now
             return False
-        if now - self.since > self.limit:
+        if now - max(self.since, self.throttled_until) > self.limit:
             self.tripped = True
         return self.tripped
 
@@ -375,6 +407,24 @@ def _describe(err: Any) -> str:
     return f"{err.name()}: {error_text(KafkaException(err))}"
 
 
+def _fatal(exc: BaseException) -> bool:
+    """A librdkafka exception that ends the client (every later call raises it again)."""
+    err = exc.args[0] if exc.args else None
+    return bool(getattr(err, "fatal", lambda: False)())
+
+
+def _fatal_reason(exc: Exception) -> str:
+    """A fatal producer error, said for an operator: what the broker refused and what helps."""
+    err = exc.args[0]
+    text = f"{err.name()}: {error_text(exc)}"
+    if err.name() == "CLUSTER_AUTHORIZATION_FAILED" and "PID" in err.str():
+        return (
+            f"{text}; an idempotent producer needs Write on a topic (or IdempotentWrite on the "
+            "cluster): grant it, or send with --no-idempotence"
+        )
+    return text
+
+
 class _End:
     """The end of a run: flush what the client holds, give up on it when delivery stalls or a
     signal arrives during the flush, then count (delivered = handed over - failed - unknown)."""
@@ -398,25 +448,35 @@ class _End:
         self.sig = sig
         self.watch = watch
         self.waiting = waiting
+        self.fatal: Exception | None = None
 
     def flush(self, sent: int, nudge: _PidNudge | None) -> int:
-        """Flush until empty, stalled or signalled; the records still unconfirmed."""
+        """Flush until empty, stalled, signalled or a fatal client error; the records still
+        unconfirmed."""
+        from confluent_kafka import KafkaException
+
         producer = self.producer
         remaining = len(producer)
-        while remaining and nudge is not None and nudge():
-            remaining = producer.flush(_PidNudge.EVERY)
-        signals = self.sig.count
-        announce = time.monotonic() + 1.0
-        while remaining:
-            if self.sig.count > signals:
-                self.summary.abandoned = self.summary.interrupted = True
-                break
-            if self.watch.stalled(sent):
-                break
-            if self.waiting is not None and time.monotonic() > announce:
-                self.waiting(remaining)
-                self.waiting = None
-            remaining = producer.flush(0.1)
+        try:
+            while remaining and nudge is not None and nudge():
+                remaining = producer.flush(_PidNudge.EVERY)
+            signals = self.sig.count
+            announce = time.monotonic() + 1.0
+            while remaining:
+                if self.sig.count > signals:
+                    self.summary.abandoned = self.summary.interrupted = True
+                    break
+                if self.watch.stalled(sent):
+                    break
+                if self.waiting is not None and time.monotonic() > announce:
+                    self.waiting(remaining)
+                    self.waiting = None
+                remaining = producer.flush(0.1)
+        except KafkaException as exc:  # fatal (e.g. no producer id): the client is done
+            if not _fatal(exc):
+                raise
+            self.fatal = exc
+            remaining = len(producer)
         if remaining:
             self.give_up()
             remaining = len(producer)
@@ -432,7 +492,10 @@ class _End:
             producer.purge(in_queue=True, in_flight=True, blocking=False)
         deadline = time.monotonic() + 2.0
         while len(producer) and time.monotonic() < deadline:
-            producer.flush(0.1)
+            try:
+                producer.flush(0.1)
+            except KafkaException:  # fatal: raised again on every call; reports still served
+                time.sleep(0.01)
 
     def finish(self, sent: int, txn: bool, commit: bool, nudge: _PidNudge | None = None) -> None:
         from confluent_kafka import KafkaException
@@ -440,7 +503,9 @@ class _End:
         summary, tally, producer, conn = self.summary, self.tally, self.producer, self.conn
         remaining = self.flush(sent, nudge)
         summary.stalled = self.watch.tripped
-        if tally.first_failed is not None:
+        if self.fatal is not None:
+            summary.first_error = _fatal_reason(self.fatal)
+        elif tally.first_failed is not None:
             summary.first_error = _describe(tally.first_failed)
         elif summary.stalled:
             last = self.log.errors[-1].str() if self.log.errors else "no answer from the broker"

@@ -245,6 +245,11 @@ def produce(
         first, last = row["first_offset"], row["last_offset"]
         span = f"offset {first}" if first == last else f"offsets {first}..{last}"
         line += f", partition {row['partition']} {span}"
+    if summary.throttled_responses:
+        line += (
+            f", throttled by the broker {summary.throttle_seconds:.1f} s "
+            f"({summary.throttled_responses} answers: a quota)"
+        )
     if summary.aborted:
         line += ", transaction aborted"
     elif transactional_id:
