@@ -263,6 +263,16 @@ class Consumption:
         name = err.name()
         if name == "_AUTO_OFFSET_RESET" or "out of range" in err.str().lower():
             raise KctlError(f"start offset out of range for {where}", err.str())
+        if name == "GROUP_AUTHORIZATION_FAILED" and self.opts.group:
+            raise KctlError(
+                f"not authorized to use group {self.opts.group!r}",
+                f"{name}: an ACL must allow Read on the group ({err.str()})",
+            )
+        if name == "TOPIC_AUTHORIZATION_FAILED":
+            raise KctlError(
+                f"not authorized to read {where}",
+                f"{name}: an ACL must allow Read on the topic ({err.str()})",
+            )
         if err.fatal() or not err.retriable():
             raise KctlError(f"consuming {where} failed", f"{name}: {err.str()}")
         # transient: librdkafka retries by itself
