@@ -77,9 +77,12 @@ def api_versions(conn: Connection) -> list[dict[str, Any]]:
         return rows
 
 
-def live_broker_ids(bootstrap: str, timeout: float) -> set[int]:
+def live_broker_ids(
+    bootstrap: str, timeout: float, client: dict[str, str] | None = None
+) -> set[int]:
     """Ids of the brokers a cluster's metadata lists: in KRaft, the registered and unfenced ones.
-    Quiet: librdkafka's connection errors while brokers start are not logged."""
+    Quiet: librdkafka's connection errors while brokers start are not logged. ``client``: more
+    librdkafka settings (security)."""
     import logging
 
     from confluent_kafka.admin import AdminClient
@@ -91,10 +94,11 @@ def live_broker_ids(bootstrap: str, timeout: float) -> set[int]:
         "bootstrap.servers": bootstrap,
         "logger": quiet,
         "socket.connection.setup.timeout.ms": 1000,
+        **(client or {}),
     }
-    client = AdminClient(config)
+    admin = AdminClient(config)
     try:
-        md = client.list_topics(timeout=timeout)
+        md = admin.list_topics(timeout=timeout)
     except Exception as exc:  # KafkaException: not answering yet
         raise KctlError("the cluster does not answer yet", str(exc)) from exc
     return {int(b) for b in md.brokers}

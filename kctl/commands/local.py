@@ -5,6 +5,7 @@ for the tests."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -18,6 +19,9 @@ app = typer.Typer(
     "kill and restart single brokers to rehearse failures.",
     no_args_is_help=True,
 )
+
+if TYPE_CHECKING:
+    from kctl.local.kafka_cluster import Cluster
 
 ENGINES = ("auto", "kafka", "tansu")
 
@@ -49,6 +53,8 @@ def _choose_engine(engine: str, version: str | None) -> tuple[str, str]:
         "kctl local up --engine kafka --brokers 3 --log-dirs 2",
         "export KCTL_BOOTSTRAP_SERVERS=$(kctl local up --no-headers)",
         "kctl local up --engine tansu --port 19092",
+        "kctl local up --engine kafka --brokers 1 --security sasl_ssl   # then: kctl --profile "
+        "local-admin users list",
     ),
 )
 def up(
@@ -97,6 +103,20 @@ def up(
         help="Seconds to wait until every broker is registered.",
         callback=bounded("--wait", 1, 3600),
     ),
+    security_mode: str | None = typer.Option(
+        None,
+        "--security",
+        help="Kafka engine: plaintext (default), sasl_plaintext, sasl_ssl (SCRAM-SHA-256/512) or "
+        "ssl (client certificates). A secured cluster gets a new CA and certificates, an admin "
+        "super user, StandardAuthorizer (nothing allowed without an ACL) and the profile "
+        "--admin-profile. Default: the running cluster's mode, else plaintext.",
+    ),
+    admin_profile: str = typer.Option(
+        "local-admin",
+        "--admin-profile",
+        help="Name of the profile written for a secured cluster's admin (replaced on a new "
+        "cluster; secrets as file: references).",
+    ),
 ) -> None:
     """Start a local cluster in the background and print its bootstrap address."""
     import os
@@ -104,6 +124,15 @@ def up(
     if not 0 <= port < 65536:
         raise UsageError(f"--port {port} is out of range", "0..65535")
     chosen, why = _choose_engine(engine, kafka_version)
+    if security_mode is not None:
+        from kctl.local.security import check_mode
+
+        security_mode = check_mode(security_mode)
+        if security_mode != "plaintext" and chosen == "tansu":
+            raise UsageError(
+                f"--security {security_mode} needs the Kafka engine",
+                "Tansu has no authentication or authorizer here; use --engine kafka",
+            )
     if chosen == "tansu":
         from kctl.local.broker import free_port
 
@@ -127,11 +156,18 @@ def up(
         kafka_home=kafka_home,
         wait=wait,
         on_progress=note,
+        security_mode=security_mode,
     )
+    profile = None
+    if cluster.security != "plaintext":
+        profile = admin_profile
+        if started:
+            _write_admin_profile(cluster, admin_profile)
     if started:
+        secured = "" if profile is None else f", {cluster.security} (profile {profile!r})"
         note(
             f"Apache Kafka {cluster.version} started ({why}): {len(cluster.brokers)} brokers, "
-            f"{len(cluster.controllers)} controller(s), data in {cluster.directory}"
+            f"{len(cluster.controllers)} controller(s){secured}, data in {cluster.directory}"
         )
     else:
         note(f"local Kafka cluster already running ({cluster.directory})")
@@ -144,11 +180,29 @@ def up(
                 "engine": "kafka",
                 "version": cluster.version,
                 "cluster_id": cluster.cluster_id,
+                "security": cluster.security,
+                "profile": profile,
                 "nodes": kafka_cluster.status_rows(cluster),
             },
         ),
         output_view(),
     )
+
+
+def _write_admin_profile(cluster: Cluster, name: str) -> None:
+    """The secured cluster's admin profile, saved (replacing one of that name); the current
+    profile only when there is none."""
+    from kctl import config
+    from kctl.commands.profile import check_name
+    from kctl.local import security
+
+    check_name(name)
+    data = security.admin_profile(cluster.security, cluster.bootstrap, cluster.material)
+    profile = config.profile_from_dict(name, data, "the local cluster")
+    with config.edit() as pfile:
+        pfile.profiles[name] = profile
+        if pfile.current is None:
+            pfile.current = name
 
 
 def _up_tansu(port: int, wait: float, why: str) -> None:

@@ -20,6 +20,7 @@ import base64
 import contextlib
 import json
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -28,7 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kctl.errors import KctlError
+from kctl.errors import KctlError, UsageError
+from kctl.local import security as local_security
 from kctl.local.broker import free_ports, log_tail, port_free, reap
 from kctl.local.kafka_jars import KafkaRuntime, locate, require_java
 
@@ -100,6 +102,16 @@ class Cluster:
     jar_source: str = ""
     # Extra server.properties for every broker (an authorizer, listeners...), over the defaults.
     broker_config: dict[str, str] = field(default_factory=dict)
+    # plaintext, sasl_plaintext, sasl_ssl or ssl (kctl.local.security)
+    security: str = "plaintext"
+
+    @property
+    def material(self) -> local_security.Material:
+        return local_security.Material(Path(self.directory) / "security")
+
+    def admin_client_config(self) -> dict[str, str]:
+        """librdkafka settings that connect as the cluster's admin (empty when plaintext)."""
+        return local_security.librdkafka_admin(self.security, self.material)
 
     @property
     def brokers(self) -> list[Node]:
@@ -307,11 +319,13 @@ def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str
     props["default.replication.factor"] = str(rf)
     if node.role == "controller":
         props["listeners"] = f"CONTROLLER://{node.address}"
+        props.update(local_security.controller_properties(cluster.security))
         return props
+    listener = local_security.listener_name(cluster.security)
     props.update(
         {
-            "listeners": f"PLAINTEXT://{node.address}",
-            "advertised.listeners": f"PLAINTEXT://{node.address}",
+            "listeners": f"{listener}://{node.address}",
+            "advertised.listeners": f"{listener}://{node.address}",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "PLAINTEXT",
             "offsets.topic.replication.factor": str(rf),
@@ -330,6 +344,12 @@ def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str
             "log.cleaner.backoff.ms": "1000",
         }
     )
+    if cluster.security != "plaintext":
+        props.update(
+            local_security.broker_properties(
+                cluster.security, cluster.material, cluster.material.password()
+            )
+        )
     return props
 
 
@@ -353,17 +373,27 @@ def _write_configs(cluster: Cluster, brokers: int) -> None:
         else:  # in KRaft the controllers handle CreateAcls/DeleteAcls: the same authorizer
             props.update({k: v for k, v in cluster.broker_config.items() if k in _AUTHORIZER})
         text = "".join(f"{k}={v}\n" for k, v in props.items())
-        Path(node.config).write_text(text)
+        # 0600: a secured broker's file holds the admin's password (its inter-broker login)
+        fd = os.open(node.config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
 
 
 def _format_storage(cluster: Cluster) -> None:
     """kafka-storage.sh format on every node, all at once."""
     procs: list[tuple[Node, subprocess.Popen[bytes]]] = []
+    salt = secrets.token_bytes(16)
     for node in cluster.nodes:
         args = _java_args(cluster, node)
         args = [*args[: args.index("kafka.Kafka")], "kafka.tools.StorageTool"]
         args += ["format", f"--cluster-id={cluster.cluster_id}", "-c", node.config]
         args += ["--ignore-formatted"]
+        if node.role == "controller" and local_security.uses_sasl(cluster.security):
+            # the admin's SCRAM credentials in the bootstrap metadata: the brokers log in
+            # to each other with them
+            args += local_security.scram_format_args(
+                local_security.ADMIN, cluster.material.password(), salt
+            )
         with open(node.log, "ab") as log:
             procs.append((node, subprocess.Popen(args, stdout=log, stderr=log, cwd=node.directory)))
     for node, proc in procs:
@@ -381,13 +411,14 @@ def _format_storage(cluster: Cluster) -> None:
 
 # --- readiness -------------------------------------------------------------------------------
 
-LiveBrokers = Callable[[str, float], set[int]]
+# (bootstrap, timeout, librdkafka settings of the admin) -> ids of the registered brokers
+LiveBrokers = Callable[[str, float, dict[str, str]], set[int]]
 
 
-def _live_brokers_default(bootstrap: str, timeout: float) -> set[int]:
+def _live_brokers_default(bootstrap: str, timeout: float, client: dict[str, str]) -> set[int]:
     from kctl.broker.cluster import live_broker_ids
 
-    return live_broker_ids(bootstrap, timeout)
+    return live_broker_ids(bootstrap, timeout, client)
 
 
 def wait_ready(
@@ -400,6 +431,7 @@ def wait_ready(
     serves), or a node dies, or the deadline passes: each ends in one line naming the node."""
     deadline = time.monotonic() + timeout
     last: set[int] = set()
+    client = cluster.admin_client_config()
     while True:
         for node in cluster.nodes:
             if node.pid and not node_alive(node) and (node.role == "controller" or node.id in want):
@@ -412,8 +444,8 @@ def wait_ready(
         alive_bootstrap = ",".join(n.address for n in cluster.brokers if node_alive(n))
         if alive_bootstrap:
             with contextlib.suppress(KctlError):
-                last = live_brokers(alive_bootstrap, 2.0)
-            if want <= last and all(_answers(cluster.node(i)) for i in want):
+                last = live_brokers(alive_bootstrap, 2.0, client)
+            if want <= last and all(_answers(cluster.node(i), cluster.security) for i in want):
                 return
         if time.monotonic() > deadline:
             missing = ", ".join(str(i) for i in sorted(want - last))
@@ -424,12 +456,18 @@ def wait_ready(
         time.sleep(0.2)
 
 
-def _answers(node: Node) -> bool:
-    """This node's own listener answers (a restarted broker is up, not just still listed)."""
+def _answers(node: Node, mode: str = "plaintext") -> bool:
+    """This node's own listener answers (a restarted broker is up, not just still listed): an
+    ApiVersions answer (SASL allows it before authentication); a TLS listener, a connection."""
+    import socket
+
     from kctl.local.broker import probe_api_versions
 
     try:
-        probe_api_versions(HOST, node.port, timeout=1.0)
+        if local_security.uses_tls(mode):
+            socket.create_connection((HOST, node.port), timeout=1.0).close()
+        else:
+            probe_api_versions(HOST, node.port, timeout=1.0)
     except (OSError, ValueError):
         return False
     return True
@@ -471,6 +509,7 @@ def start(
     live_brokers: LiveBrokers = _live_brokers_default,
     on_progress: Callable[[str], None] = lambda _m: None,
     broker_config: dict[str, str] | None = None,
+    security_mode: str | None = None,
 ) -> tuple[Cluster, bool]:
     """Start the cluster recorded under ``state`` or a new one; return (cluster, started_now).
 
@@ -481,7 +520,7 @@ def start(
     with locked(state, timeout=wait + 60):
         return _start_locked(
             state, brokers, controllers, log_dirs, port, version, kafka_home, wait,
-            live_brokers, on_progress, broker_config or {},
+            live_brokers, on_progress, broker_config or {}, security_mode,
         )  # fmt: skip
 
 
@@ -497,9 +536,16 @@ def _start_locked(
     live_brokers: LiveBrokers,
     on_progress: Callable[[str], None],
     broker_config: dict[str, str],
+    security_mode: str | None,
 ) -> tuple[Cluster, bool]:
     existing = read_state(state)
     if existing is not None:
+        if security_mode is not None and existing.security != security_mode:
+            raise UsageError(
+                f"the local cluster in {existing.directory} runs with --security "
+                f"{existing.security}, not {security_mode}",
+                "stop and forget it first: kctl local down --purge",
+            )
         if len(running(existing)) == len(existing.nodes):
             return existing, False
         return _restart(existing, wait, live_brokers, on_progress), True
@@ -517,6 +563,7 @@ def _start_locked(
         directory=str(directory),
         jar_source=runtime.source,
         broker_config=dict(broker_config),
+        security=security_mode or "plaintext",
     )
     for i, p in enumerate(controller_ports):
         nid = CONTROLLER_BASE_ID + i
@@ -527,6 +574,9 @@ def _start_locked(
         home = directory / f"node-{nid}"
         dirs = [str(home / f"data-{k}") for k in range(log_dirs)]
         cluster.nodes.append(Node(nid, "broker", p, str(home), dirs))
+    if cluster.security != "plaintext":
+        on_progress(f"making the {cluster.security} material in {cluster.material.directory}")
+        local_security.make_material(cluster.material.directory, cluster.security)
     _write_configs(cluster, brokers)
     write_state(cluster)
     try:
