@@ -225,6 +225,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "acls": ("acls", "group", "ACLs: list, add and remove who may do what (kafka-acls.sh)."),
     "users": ("users", "group", "SCRAM users: list, describe, set passwords, delete."),
+    "tokens": (
+        "tokens",
+        "group",
+        "Delegation tokens: create, describe, renew, expire (kafka-delegation-tokens.sh).",
+    ),
     "quotas": (
         "quotas",
         "group",

@@ -378,3 +378,63 @@ def test_hostname_verification_is_on_unless_the_profile_turns_it_off(tls: Secure
     assert librdkafka_config(off)["ssl.endpoint.identification.algorithm"] == "none"
     assert kafka_python_config(on)["ssl_check_hostname"] is True
     assert kafka_python_config(off)["ssl_check_hostname"] is False
+
+
+# --- delegation tokens ----------------------------------------------------------------------
+
+
+def test_a_delegation_token_logs_in_with_kafkas_client_until_it_is_expired(
+    sasl: Secured, kafka_tool: Any, tmp_path: Path
+) -> None:
+    """kctl makes, renews and expires the token; Kafka's own client (TopicCommand) logs in with
+    it (SCRAM with tokenauth=true: librdkafka, under kctl, has no token login)."""
+    topic = sasl.topic(unique("tok"))
+    hmac = tmp_path / "token.hmac"
+    created = sasl.admin(
+        "tokens", "create", "--hmac-file", str(hmac), "--renewer-principal", "User:ops"
+    )
+    token = created[0]
+    assert token["hmac"] == f"file:{hmac}" and token["owner"] == "User:admin"
+    assert token["renewers"] == "User:ops"
+    assert hmac.stat().st_mode & 0o777 == 0o600
+    described = {t["token_id"]: t for t in sasl.admin("tokens", "describe")}
+    assert described[token["token_id"]]["hmac"] == "********"
+    shown = sasl.admin("tokens", "describe", "--show-hmac")
+    assert [t["hmac"] for t in shown if t["token_id"] == token["token_id"]] == [
+        hmac.read_text().strip()
+    ]
+    props = tmp_path / "token.properties"
+    props.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{token["token_id"]}" password="{hmac.read_text().strip()}" tokenauth="true";\n'
+        f"ssl.truststore.type=PEM\nssl.truststore.location={sasl.material / 'ca.pem'}\n"
+        "default.api.timeout.ms=15000\nrequest.timeout.ms=10000\n"
+    )
+
+    def topics() -> Any:
+        return kafka_tool(
+            "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", sasl.bootstrap,
+            "--command-config", str(props), "--list", check=False, timeout=90,
+        )  # fmt: skip
+
+    listed = topics()
+    assert listed.returncode == 0 and topic in listed.stdout.split(), listed.stderr[-2000:]
+    before = time.time() * 1000
+    renewed = sasl.admin("tokens", "renew", "--hmac-file", str(hmac), "--renew-time-period",
+                         "3600000")  # fmt: skip
+    assert before + 3_500_000 < renewed[0]["expiry_ms"] <= time.time() * 1000 + 3_600_000
+    refused = sasl.kctl("--profile", "local-admin", "tokens", "expire", "--hmac-file", str(hmac))
+    assert refused.code != 0 and "without --yes" in _one_error_line(refused)
+    sasl.admin("tokens", "expire", "--hmac-file", str(hmac), "--yes")
+    assert token["token_id"] not in {t["token_id"] for t in sasl.admin("tokens", "describe")}
+    after = topics()
+    refusal = after.stdout + after.stderr  # TopicCommand prints its error on stdout
+    assert after.returncode != 0 and "Authentication failed" in refusal, refusal[-2000:]
+
+
+def test_a_malformed_hmac_or_principal_is_one_line(sasl: Secured) -> None:
+    r = sasl.kctl("--profile", "local-admin", "tokens", "renew", "--hmac", "env:NO_SUCH_VAR_X")
+    assert r.code != 0 and "NO_SUCH_VAR_X" in _one_error_line(r)
+    bad = sasl.kctl("--profile", "local-admin", "tokens", "create", "--renewer-principal", "alice")
+    assert bad.code == 2 and "TYPE:NAME" in _one_error_line(bad)

@@ -37,6 +37,28 @@ def confirm(question: str, *, yes: bool, action: str) -> None:
         raise Refused(f"not confirmed: nothing was changed ({action})")
 
 
+def read_secret(value: str | None, path: str | None, option: str, prompt: str) -> tuple[str, bool]:
+    """A secret from ``OPTION`` (``env:VAR``, ``file:PATH``, ``-`` or none: a prompt without
+    echo, or a literal) or from ``OPTION-file PATH``: (the secret, whether it was a literal on
+    the command line, which the caller warns about)."""
+    from kctl import config
+    from kctl.commands.profile import _password_from_file, read_hidden
+    from kctl.errors import UsageError
+
+    if value is not None and path is not None:
+        raise UsageError(f"give it once: {option} or {option}-file")
+    if path is not None:
+        secret, literal = _password_from_file(path, f"{option}-file"), False
+    elif value is None or value == "-":
+        secret, literal = read_hidden(prompt, option), False
+    else:
+        literal = not config.is_reference(value)
+        secret = config.resolve_secret(value, option) or ""
+    if not secret:
+        raise UsageError(f"empty {option.lstrip('-')}", "nothing was changed")
+    return secret, literal
+
+
 def connection() -> Connection:
     """The connection this invocation's global options, environment and profile describe: built
     here, at the command boundary, once, and passed down to every operation explicitly."""

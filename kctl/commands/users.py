@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import confirm, connection, example, note, output_view
+from kctl.commands._common import (
+    confirm,
+    connection,
+    example,
+    note,
+    output_view,
+    read_secret,
+)
 from kctl.formatters import Output, cols, emit
 
 app = typer.Typer(help="SCRAM users: list, describe, set passwords, delete.", no_args_is_help=True)
@@ -42,24 +49,7 @@ def describe(users: list[str] = typer.Argument(..., help="User names.")) -> None
 
 def _password(value: str | None, path: str | None, user: str) -> tuple[str, bool]:
     """(the password, whether it came on the command line as a literal)."""
-    from kctl import config
-    from kctl.commands.profile import _password_from_file, read_hidden
-    from kctl.errors import UsageError
-
-    if value is not None and path is not None:
-        raise UsageError("give the password once: --password or --password-file")
-    if path is not None:
-        password = _password_from_file(path, "--password-file")
-        literal = False
-    elif value is None or value == "-":
-        password = read_hidden(f"New password for {user!r}: ", "--password")
-        literal = False
-    else:
-        literal = not config.is_reference(value)
-        password = config.resolve_secret(value, "--password") or ""
-    if not password:
-        raise UsageError("empty password", "nothing was changed")
-    return password, literal
+    return read_secret(value, path, "--password", f"New password for {user!r}: ")
 
 
 @app.command(

@@ -91,6 +91,10 @@ class Material:
     def admin_password(self) -> Path:
         return self.directory / "admin.password"
 
+    @property
+    def token_secret(self) -> Path:
+        return self.directory / "token.secret"
+
     def password(self) -> str:
         return self.admin_password.read_text().strip()
 
@@ -122,6 +126,8 @@ def broker_properties(mode: str, m: Material, password: str) -> dict[str, str]:
             f'username="{ADMIN}" password="{password}";'
         )
         props["sasl.enabled.mechanisms"] = "SCRAM-SHA-256,SCRAM-SHA-512"
+        # delegation tokens (kctl tokens): the key that signs them, the same on every node
+        props["delegation.token.secret.key"] = m.token_secret.read_text().strip()
         props["sasl.mechanism.inter.broker.protocol"] = "SCRAM-SHA-512"
         props[f"{prefix}.scram-sha-256.sasl.jaas.config"] = jaas
         props[f"{prefix}.scram-sha-512.sasl.jaas.config"] = jaas
@@ -140,17 +146,20 @@ def broker_properties(mode: str, m: Material, password: str) -> dict[str, str]:
     return props
 
 
-def controller_properties(mode: str) -> dict[str, str]:
+def controller_properties(mode: str, m: Material) -> dict[str, str]:
     """The controllers' share: the same authorizer (they answer CreateAcls and authorize what
     brokers forward); the brokers reach them as anonymous peers of the loopback controller
     listener, so that principal is a super user there (and only there)."""
     if mode == "plaintext":
         return {}
-    return {
+    props = {
         "authorizer.class.name": AUTHORIZER,
         "super.users": ";".join((*SUPER_USERS, "User:ANONYMOUS")),
         "allow.everyone.if.no.acl.found": "false",
     }
+    if uses_sasl(mode):
+        props["delegation.token.secret.key"] = m.token_secret.read_text().strip()
+    return props
 
 
 def salted_password(password: str, salt: bytes, mechanism: str, iterations: int) -> bytes:
@@ -292,9 +301,10 @@ def make_material(directory: Path, mode: str) -> Material:
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     m = Material(directory)
-    fd = os.open(m.admin_password, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_urlsafe(24) + "\n")
+    for path in (m.admin_password, m.token_secret):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(24) + "\n")
     if uses_tls(mode):
         make_ca(directory)
         cert, key = issue(

@@ -85,3 +85,36 @@ class StreamsGroupDescribeRequest(ApiMessage, load_json=_HERE):  # type: ignore[
 
 class StreamsGroupDescribeResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
     pass
+
+
+# Copied unchanged from kafka-clients-4.3.1.jar: delegation tokens (KIP-48, KIP-373).
+class CreateDelegationTokenRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class CreateDelegationTokenResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class RenewDelegationTokenRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class RenewDelegationTokenResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class ExpireDelegationTokenRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class ExpireDelegationTokenResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class DescribeDelegationTokenRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
+
+
+class DescribeDelegationTokenResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]
+    pass
