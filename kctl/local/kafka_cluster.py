@@ -319,7 +319,7 @@ def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str
     props["default.replication.factor"] = str(rf)
     if node.role == "controller":
         props["listeners"] = f"CONTROLLER://{node.address}"
-        props.update(local_security.controller_properties(cluster.security))
+        props.update(local_security.controller_properties(cluster.security, cluster.material))
         return props
     listener = local_security.listener_name(cluster.security)
     props.update(
