@@ -1,6 +1,7 @@
 """Share groups (KIP-932) with Kafka's own share consumer (ConsoleShareConsumer from the same
 jars: the Python clients have none) and kafka-share-groups.sh (ShareGroupCommand) as the
-reference: kctl groups list/describe (--members, --state) and delete on the same live group."""
+reference: kctl groups list/describe (--members, --state), reset-offsets, delete-offsets and
+delete on the same live group."""
 
 from __future__ import annotations
 
@@ -121,6 +122,10 @@ def test_share_group_lifecycle_matches_kafka_share_groups(kctl, share_group):
         assert s["type"] == "share" and s["assignor"] == "simple"
         r = kctl("groups", "delete", group, "--yes")
         assert r.code == 1 and "active member" in r.stderr, r
+        for args in (("reset-offsets", group, "--topic", topic, "--to-earliest", "--execute"),
+                     ("delete-offsets", group, "--topic", topic, "--yes")):  # fmt: skip
+            r = kctl("groups", *args)
+            assert r.code == 1 and "active member" in r.stderr, r
     finally:
         member.terminate()
         member.wait(30)
@@ -139,3 +144,52 @@ def test_share_group_lifecycle_matches_kafka_share_groups(kctl, share_group):
     assert r.code == 0, r
     listed_now = _run(java, SHARE_GROUPS, "--bootstrap-server", bootstrap, "--list")
     assert group not in listed_now.split()
+
+
+def test_share_group_start_offsets_reset_and_deleted_as_kafka_share_groups_sees_them(
+    kctl, share_group
+):
+    topic, java, bootstrap = (share_group[k] for k in ("topic", "java", "bootstrap"))
+    group = unique("sg-reset")
+    assert kctl("configs", "set", "--group", group, "share.auto.offset.reset=earliest").code == 0
+    out = _run(java, SHARE_CONSUMER, "--bootstrap-server", bootstrap, "--topic", topic,
+               "--group", group, "--max-messages", "8", "--timeout-ms", "30000")  # fmt: skip
+    assert len(out.split()) == 8
+
+    def kafka_starts() -> dict[int, tuple[str, str]]:
+        rows = _table(_run(java, SHARE_GROUPS, "--bootstrap-server", bootstrap, "--describe",
+                           "--group", group))  # fmt: skip
+        return {int(r["PARTITION"]): (r["START-OFFSET"], r["LAG"]) for r in rows
+                if r.get("TOPIC") == topic}  # fmt: skip
+
+    def members() -> int:
+        r = kctl("groups", "describe", group, "--state", "-o", "json")
+        return int(json.loads(r.stdout)[0]["members"]) if r.code == 0 else -1
+
+    wait_for(lambda: members() == 0, "the share consumer to leave", 60)
+    r = kctl("groups", "reset-offsets", group, "--topic", topic, "--to-latest", "--execute")
+    assert r.code == 0, r
+    assert kafka_starts() == {0: ("5", "0"), 1: ("3", "0")}
+    r = kctl("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", "-o", "json")
+    assert r.code == 0, r
+    plan = {x["partition"]: (x["current"], x["target"]) for x in json.loads(r.stdout)}
+    assert plan == {0: (5, 0), 1: (3, 0)}
+    assert "plan only" in r.stderr and kafka_starts() == {0: ("5", "0"), 1: ("3", "0")}
+
+    r = kctl("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", "--execute")
+    assert r.code == 0, r
+    assert kafka_starts() == {0: ("0", "5"), 1: ("0", "3")}
+    r = kctl("groups", "reset-offsets", group, "--topic", f"{topic}:0", "--to-offset", "2",
+             "--execute")  # fmt: skip
+    assert r.code == 0, r
+    assert kafka_starts() == {0: ("2", "3"), 1: ("0", "3")}
+    # kctl's own describe agrees
+    ours = json.loads(kctl("groups", "describe", group, "-o", "json").stdout)
+    assert {x["partition"]: x["start_offset"] for x in ours} == {0: 2, 1: 0}
+
+    r = kctl("groups", "delete-offsets", group, "--topic", f"{topic}:0", "--yes")
+    assert r.code == 2 and "per topic" in r.stderr, r
+    r = kctl("groups", "delete-offsets", group, "--topic", topic, "--yes", "-o", "json")
+    assert r.code == 0, r
+    assert json.loads(r.stdout) == [{"group": group, "topic": topic, "status": "deleted"}]
+    assert kafka_starts() == {}

@@ -317,6 +317,64 @@ class GroupReader(kafka_python.LazyClient):
         self._per_coordinator(group_ids, ask, "describing share group offsets")
         return out
 
+    def share_starts(self, group: str) -> dict[TP, int]:
+        """A share group's start offset per partition (where it has one): its "committed"
+        offsets, as resets and deletes see them."""
+        return {
+            tp: start for tp, (start, _lag) in self.share_offsets([group])[group].items()
+            if start >= 0
+        }  # fmt: skip
+
+    def alter_share_offsets(self, group: str, targets: dict[TP, int]) -> dict[TP, str | None]:
+        """AlterShareGroupOffsets (KIP-932; the group must be empty): error name (or None) per
+        partition."""
+        from kctl.broker.messages import AlterShareGroupOffsetsRequest as R
+
+        what = f"resetting the start offsets of share group {group!r}"
+        if self.version(R) < 0:
+            raise UnsupportedByBroker("AlterShareGroupOffsets", what)
+        by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for (t, p), offset in sorted(targets.items()):
+            by_topic[t].append((p, offset))
+        Topic = R.AlterShareGroupOffsetsRequestTopic
+        Part = Topic.AlterShareGroupOffsetsRequestPartition
+        request = R(
+            group_id=group,
+            topics=[
+                Topic(topic_name=t, partitions=[Part(partition_index=p, start_offset=o)
+                                                for p, o in ps])
+                for t, ps in by_topic.items()
+            ],
+        )  # fmt: skip
+        response = self.send(request, what, node_id=self.coordinators([group])[group])
+        if response.error_code:
+            raise KctlError(what, response.error_message or _error_name(response.error_code))
+        return {
+            (t.topic_name, p.partition_index): (
+                (p.error_message or _error_name(p.error_code)) if p.error_code else None
+            )
+            for t in response.responses
+            for p in t.partitions
+        }
+
+    def delete_share_offsets(self, group: str, topics: list[str]) -> dict[str, str | None]:
+        """DeleteShareGroupOffsets (KIP-932; per topic, the group must be empty): error name
+        (or None) per topic."""
+        from kctl.broker.messages import DeleteShareGroupOffsetsRequest as R
+
+        what = f"deleting the offsets of share group {group!r}"
+        if self.version(R) < 0:
+            raise UnsupportedByBroker("DeleteShareGroupOffsets", what)
+        Topic = R.DeleteShareGroupOffsetsRequestTopic
+        request = R(group_id=group, topics=[Topic(topic_name=t) for t in sorted(topics)])
+        response = self.send(request, what, node_id=self.coordinators([group])[group])
+        if response.error_code:
+            raise KctlError(what, response.error_message or _error_name(response.error_code))
+        return {
+            t.topic_name: (t.error_message or _error_name(t.error_code)) if t.error_code else None
+            for t in response.responses
+        }
+
     def list_share_groups(self) -> list[Listed]:
         """Share groups, which librdkafka's ListGroups leaves out: ListGroups v5 with the type
         filter "share" to every broker."""
@@ -667,6 +725,18 @@ def commit(admin: Admin, group: str, targets: dict[TP, int]) -> None:
             )
 
 
+def set_share_starts(admin: Admin, group: str, targets: dict[TP, int]) -> None:
+    """The start offsets of an empty share group (kafka-share-groups.sh --reset-offsets)."""
+    with GroupReader(admin) as reader:
+        result = reader.alter_share_offsets(group, targets)
+    failed = sorted((tp, err) for tp, err in result.items() if err)
+    if failed:
+        (t, p), err = failed[0]
+        raise KctlError(
+            f"{len(failed)} start offset(s) of share group {group!r} not set", f"{t}[{p}]: {err}"
+        )
+
+
 def delete(admin: Admin, group_ids: list[str]) -> None:
     """DeleteGroups (librdkafka sends one per coordinator)."""
     futures = admin.client.delete_consumer_groups(group_ids, request_timeout=admin.timeout)
@@ -695,6 +765,7 @@ class ResetPlan:
     group: str
     rows: list[Any]  # lagmath.ResetRow, one per partition
     marks: dict[TP, tuple[int, int]]  # (log start, log end) per partition, for clamp notes
+    share: bool = False  # a share group: start offsets (AlterShareGroupOffsets), not commits
 
 
 def scope_partitions(admin: Admin, scope: dict[str, list[int] | None]) -> list[TP]:
@@ -719,8 +790,11 @@ def plan_reset_offsets(admin: Admin, req: ResetRequest) -> ResetPlan:
 
     with GroupReader(admin) as reader:
         described = reader.describe([req.group])[req.group]
-        committed = reader.committed([req.group])[req.group]
-    if described.active:
+        share = described.type == "share"
+        committed = (
+            reader.share_starts(req.group) if share else reader.committed([req.group])[req.group]
+        )
+    if described.active or (share and described.members):
         raise KctlError(
             f"refusing to reset offsets of group {req.group!r}",
             f"it has {len(described.members)} active member(s), state {described.state}: "
@@ -752,4 +826,4 @@ def plan_reset_offsets(admin: Admin, req: ResetRequest) -> ResetPlan:
         )
     times = offsets_for_time(admin, tps, req.ts_ms) if req.ts_ms is not None else None
     rows = plan_reset(req.kind, req.value, tps, committed, marks, times)
-    return ResetPlan(req.group, rows, marks)
+    return ResetPlan(req.group, rows, marks, share)

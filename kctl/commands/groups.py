@@ -425,7 +425,8 @@ def delete_offsets(
     ),
     yes: bool = _YES,
 ) -> None:
-    """Delete a group's committed offsets for some topics or partitions (OffsetDelete)."""
+    """Delete a group's committed offsets for some topics or partitions (OffsetDelete); for a
+    share group, its state of whole topics (DeleteShareGroupOffsets)."""
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
     from kctl.errors import KctlError
@@ -436,8 +437,11 @@ def delete_offsets(
     admin = Admin(connection())
     tps = G.scope_partitions(admin, scope)
     with G.GroupReader(admin) as reader:
-        reader.require_offset_delete(f"deleting offsets of group {group!r}")
         described = reader.describe([group])
+        if described[group].type == "share":
+            _delete_share_offsets(reader, group, scope, described[group], yes)
+            return
+        reader.require_offset_delete(f"deleting offsets of group {group!r}")
         G.require_known(admin, described, reader.committed([group]))
         confirm(
             f"Delete {len(tps)} committed offset(s) of group {group!r}?",
@@ -457,6 +461,39 @@ def delete_offsets(
             f"{len(failed)} offset(s) of group {group!r} not deleted",
             f"{t}[{p}]: {err}"
             + (" (the group is subscribed to it)" if "SUBSCRIBED" in err else ""),
+        )
+
+
+def _delete_share_offsets(
+    reader: Any, group: str, scope: dict[str, list[int] | None], described: Any, yes: bool
+) -> None:
+    """kafka-share-groups.sh --delete-offsets: a share group's state of whole topics (its
+    start offsets and in-flight records), for an empty group."""
+    from kctl.errors import KctlError, UsageError
+
+    if any(parts is not None for parts in scope.values()):
+        raise UsageError(
+            "a share group's offsets are deleted per topic", "give --topic TOPIC, no partitions"
+        )
+    if described.members:
+        raise KctlError(
+            f"refusing to delete offsets of share group {group!r}",
+            f"it has {len(described.members)} active member(s): stop them first",
+        )
+    topics = sorted(scope)
+    confirm(
+        f"Delete the offsets of share group {group!r} for {', '.join(topics)}?",
+        yes=yes,
+        action="delete offsets",
+    )
+    result = reader.delete_share_offsets(group, topics)
+    rows = [{"group": group, "topic": t, "status": result.get(t) or "deleted"} for t in topics]
+    emit(Output(rows, cols("group", "topic", "status")), output_view())
+    failed = [(t, err) for t, err in sorted(result.items()) if err]
+    if failed:
+        raise KctlError(
+            f"{len(failed)} topic(s) of share group {group!r} not deleted",
+            f"{failed[0][0]}: {failed[0][1]}",
         )
 
 
@@ -520,7 +557,8 @@ def reset_offsets(
     """Reset a group's committed offsets: the plan first, --execute to commit it.
 
     Targets are clamped between the log start and end offsets (each clamp is shown); a group
-    with active members is refused."""
+    with active members is refused. A share group gets new start offsets
+    (AlterShareGroupOffsets)."""
     from kctl import lagmath as L
     from kctl import parsing as P
     from kctl.broker import groups as G
@@ -613,5 +651,10 @@ def reset_offsets(
     if not execute:
         note("plan only: nothing changed (add --execute to commit it)")
         return
-    G.commit(admin, group, {(r.topic, r.partition): r.target for r in plan})
+    targets = {(r.topic, r.partition): r.target for r in plan}
+    if reset.share:
+        G.set_share_starts(admin, group, targets)
+        note(f"set {len(plan)} start offset(s) of share group {group!r}")
+        return
+    G.commit(admin, group, targets)
     note(f"committed {len(plan)} offset(s) for group {group!r}")
