@@ -130,10 +130,21 @@ def from_kafka_home(home: str | Path) -> KafkaRuntime:
     return KafkaRuntime(version, libs, "kafka-home")
 
 
+def _stamp(version: str) -> str:
+    """What a complete cache of ``version`` records: a digest of the pom it was resolved from,
+    so a kctl that wants other jars resolves again instead of using an older set."""
+    import hashlib
+
+    return f"{version} {hashlib.sha256(pom_text(version).encode()).hexdigest()[:16]}\n"
+
+
 def cached(version: str) -> KafkaRuntime | None:
     libs = cache_dir() / "kafka" / version / "libs"
-    if (libs / _COMPLETE).is_file():
-        return KafkaRuntime(version, libs, "cache")
+    try:
+        if (libs / _COMPLETE).read_text() == _stamp(version):
+            return KafkaRuntime(version, libs, "cache")
+    except OSError:
+        pass
     return None
 
 
@@ -180,7 +191,7 @@ def resolve_with_maven(version: str) -> KafkaRuntime:
             ) from None
         if proc.returncode != 0:
             raise KctlError(f"cannot fetch Apache Kafka {version} with mvn", _mvn_reason(proc))
-        (out / _COMPLETE).write_text(version + "\n")
+        (out / _COMPLETE).write_text(_stamp(version))
         libs = target / "libs"
         if libs.exists():
             shutil.rmtree(libs)
