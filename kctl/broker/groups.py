@@ -31,7 +31,7 @@ from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
 from kctl.lagmath import TP, lag_of
 
 ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
-GROUP_TYPES = ("classic", "consumer", "share")
+GROUP_TYPES = ("classic", "consumer", "share", "streams")
 
 # Kafka error codes the group requests answer with.
 _GROUP_ID_NOT_FOUND = 69
@@ -55,6 +55,12 @@ class Member:
     target_assignment: list[TP] | None = None
     subscribed_topics: list[str] | None = None
     subscribed_regex: str | None = None
+    # Streams-group (KIP-1071) members only: their process, topology epoch and tasks per kind
+    # ("active", "standby", "warmup": ["SUBTOPOLOGY:PARTITION", ...]), owned and targeted.
+    process_id: str | None = None
+    topology_epoch: int | None = None
+    tasks: dict[str, list[str]] | None = None
+    target_tasks: dict[str, list[str]] | None = None
 
 
 @dataclass
@@ -80,7 +86,7 @@ class Listed:
 
     group: str
     state: str
-    type: str  # classic | consumer | share | unknown
+    type: str  # classic | consumer | share | streams | unknown
     simple: bool
 
 
@@ -93,6 +99,7 @@ _STATE_NAMES = {
     "EMPTY": "Empty",
     "ASSIGNING": "Assigning",
     "RECONCILING": "Reconciling",
+    "NOT_READY": "NotReady",
 }
 
 
@@ -240,6 +247,9 @@ class GroupReader(kafka_python.LazyClient):
         dead = [gid for gid in group_ids if gid in out and out[gid].state == "Dead"]
         if dead:
             out.update(self.describe_share(dead))
+        dead = [gid for gid in group_ids if gid in out and out[gid].state == "Dead"]
+        if dead:
+            out.update(self.describe_streams(dead))
         return {gid: out[gid] for gid in group_ids if gid in out}
 
     def describe_share(self, group_ids: list[str]) -> dict[str, Group]:
@@ -375,20 +385,53 @@ class GroupReader(kafka_python.LazyClient):
             for t in response.responses
         }
 
-    def list_share_groups(self) -> list[Listed]:
-        """Share groups, which librdkafka's ListGroups leaves out: ListGroups v5 with the type
-        filter "share" to every broker."""
+    def list_typed_groups(self, kind: str) -> list[Listed]:
+        """Groups of a type librdkafka's ListGroups leaves out (share, streams): ListGroups v5
+        with that type filter, to every broker."""
         from kafka.protocol.admin import ListGroupsRequest
 
         if self.version(ListGroupsRequest) < 5:
             return []
         found: dict[str, Listed] = {}
         for b in self.client.describe_cluster()["brokers"]:
-            request = ListGroupsRequest(states_filter=[], types_filter=["share"])
-            response = self.send(request, "listing share groups", node_id=b["broker_id"])
+            request = ListGroupsRequest(states_filter=[], types_filter=[kind])
+            response = self.send(request, f"listing {kind} groups", node_id=b["broker_id"])
             for g in response.groups:
-                found[g.group_id] = Listed(g.group_id, g.group_state or "Unknown", "share", False)
+                found[g.group_id] = Listed(g.group_id, g.group_state or "Unknown", kind, False)
         return [found[g] for g in sorted(found)]
+
+    def describe_streams(self, group_ids: list[str]) -> dict[str, Group]:
+        """StreamsGroupDescribe (KIP-1071, Kafka 4.1+) for groups no other describe knows:
+        members with process, topology epoch and tasks; a member's assignment is the source
+        topic partitions of its active tasks."""
+        from kctl.broker.messages import StreamsGroupDescribeRequest as R
+
+        if not group_ids or self.version(R) < 0:
+            return {}
+        out: dict[str, Group] = {}
+
+        def ask(node: int, gids: list[str]) -> list[str]:
+            request = R(group_ids=gids, include_authorized_operations=False)
+            response = self.send(request, "describing streams groups", node_id=node)
+            moved = []
+            for g in response.groups:
+                if g.error_code in _RETRIABLE:
+                    moved.append(g.group_id)
+                    continue
+                if g.error_code:  # not a streams group either: left as described before
+                    continue
+                sources = {
+                    st.subtopology_id: sorted(
+                        {*st.source_topics, *(t.name for t in st.repartition_source_topics)}
+                    )
+                    for st in (g.topology.subtopologies or [] if g.topology else [])
+                }
+                members = [_streams_member(m, sources) for m in g.members]
+                out[g.group_id] = _epoch_group(g, node, members, "streams")
+            return moved
+
+        self._per_coordinator(group_ids, ask, "describing streams groups")
+        return out
 
     def describe_consumer_protocol(self, group_ids: list[str]) -> dict[str, Group]:
         """ConsumerGroupDescribe (KIP-848) for groups DescribeGroups answered Dead, one request
@@ -537,14 +580,56 @@ def _assigned(assignment: Any) -> list[TP]:
     )
 
 
+_TASK_KINDS = (("active", "active_tasks"), ("standby", "standby_tasks"), ("warmup", "warmup_tasks"))
+
+
+def _tasks(assignment: Any) -> dict[str, list[str]]:
+    """A streams Assignment as {"active": ["SUBTOPOLOGY:PARTITION", ...], ...}."""
+    return {
+        kind: sorted(
+            f"{t.subtopology_id}:{p}"
+            for t in (getattr(assignment, field_) or [])
+            for p in t.partitions
+        )
+        for kind, field_ in _TASK_KINDS
+    }
+
+
+def _task_partitions(tasks: dict[str, list[str]], sources: dict[str, list[str]]) -> list[TP]:
+    """The topic partitions active tasks read: each source topic of the task's subtopology at
+    the task's partition."""
+    out: set[TP] = set()
+    for task in tasks["active"]:
+        sub, _, part = task.rpartition(":")
+        out.update((topic, int(part)) for topic in sources.get(sub, []))
+    return sorted(out)
+
+
+def _streams_member(m: Any, sources: dict[str, list[str]]) -> Member:
+    tasks, target = _tasks(m.assignment), _tasks(m.target_assignment)
+    return Member(
+        member_id=m.member_id,
+        group_instance_id=m.instance_id,
+        client_id=m.client_id,
+        host=m.client_host,
+        assignment=_task_partitions(tasks, sources),
+        member_epoch=m.member_epoch,
+        target_assignment=_task_partitions(target, sources),
+        process_id=m.process_id,
+        topology_epoch=m.topology_epoch,
+        tasks=tasks,
+        target_tasks=target,
+    )
+
+
 def _epoch_group(g: Any, node: int, members: list[Member], kind: str) -> Group:
-    """A group of the consumer or share protocol from its ConsumerGroupDescribe or
-    ShareGroupDescribe answer (the same fields in both)."""
+    """A group of the consumer, share or streams protocol from its ConsumerGroupDescribe,
+    ShareGroupDescribe or StreamsGroupDescribe answer (the same fields in all three)."""
     return Group(
         group=g.group_id,
         state=_STATE_NAMES.get(g.group_state.upper(), g.group_state),
         protocol_type=kind,
-        assignor=g.assignor_name or None,
+        assignor=getattr(g, "assignor_name", None) or None,  # streams groups have none
         coordinator=node,
         members=sorted(members, key=lambda m: m.member_id),
         type=kind,

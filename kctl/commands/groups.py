@@ -52,7 +52,9 @@ def list_(
         [], "--state", help="Only groups in this state, e.g. Stable, Empty (repeatable)."
     ),
     type_: list[str] = typer.Option(
-        [], "--type", help="Only groups of this type: classic, consumer, share (repeatable)."
+        [],
+        "--type",
+        help="Only groups of this type: classic, consumer, share, streams (repeatable).",
     ),
 ) -> None:
     """Groups with state, type, protocol type, assignor, member count and coordinator.
@@ -69,9 +71,10 @@ def list_(
     admin = Admin(connection())
     with G.GroupReader(admin) as reader:
         everything = G.list_groups(admin)
-        if not types or "share" in types:
-            known = {g.group for g in everything}
-            everything += [g for g in reader.list_share_groups() if g.group not in known]
+        for kind in ("share", "streams"):  # librdkafka's ListGroups leaves them out
+            if not types or kind in types:
+                known = {g.group for g in everything}
+                everything += [g for g in reader.list_typed_groups(kind) if g.group not in known]
         listed = [g for g in everything if not types or g.type in types]
         described = reader.describe([g.group for g in listed])
     wanted = {s.lower() for s in state}
@@ -192,6 +195,10 @@ def describe(
                 else [f"{t}:{p}" for t, p in m.target_assignment],
                 "subscribed_topics": m.subscribed_topics,
                 "subscribed_regex": m.subscribed_regex,
+                "process_id": m.process_id,
+                "topology_epoch": m.topology_epoch,
+                "tasks": m.tasks,
+                "target_tasks": m.target_tasks,
             }
             for g in described.values()
             for m in g.members
