@@ -49,7 +49,11 @@ def on_tansu() -> bool:
 
 
 def start_kafka_cluster(
-    state: Path, brokers: int = 3, broker_config: dict[str, str] | None = None
+    state: Path,
+    brokers: int = 3,
+    broker_config: dict[str, str] | None = None,
+    controllers: int = 1,
+    quorum: str = "static",
 ) -> object:
     """A real Apache Kafka KRaft cluster through the same code as ``kctl local up --engine
     kafka`` (free loopback ports); fails the session with the node's log when it cannot."""
@@ -64,6 +68,8 @@ def start_kafka_cluster(
             version=os.environ.get("KCTL_TEST_KAFKA_VERSION") or None,
             wait=240,
             broker_config=broker_config,
+            controllers=controllers,
+            quorum=quorum,
         )
     except KctlError as exc:
         logs = "\n".join(

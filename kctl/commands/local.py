@@ -55,6 +55,7 @@ def _choose_engine(engine: str, version: str | None) -> tuple[str, str]:
         "kctl local up --engine tansu --port 19092",
         "kctl local up --engine kafka --brokers 1 --security sasl_ssl   # then: kctl --profile "
         "local-admin users list",
+        "kctl local up --engine kafka --controllers 3 --quorum dynamic",
     ),
 )
 def up(
@@ -111,6 +112,13 @@ def up(
         "super user, StandardAuthorizer (nothing allowed without an ACL) and the profile "
         "--admin-profile. Default: the running cluster's mode, else plaintext.",
     ),
+    quorum: str = typer.Option(
+        "static",
+        "--quorum",
+        help="Kafka engine: static (controller.quorum.voters) or dynamic (Kafka 3.9+: every "
+        "controller an initial voter, and controllers can be removed and added again with "
+        "kctl quorum remove-controller / add-controller).",
+    ),
     admin_profile: str = typer.Option(
         "local-admin",
         "--admin-profile",
@@ -157,6 +165,7 @@ def up(
         wait=wait,
         on_progress=note,
         security_mode=security_mode,
+        quorum=quorum,
     )
     profile = None
     if cluster.security != "plaintext":
@@ -181,6 +190,7 @@ def up(
                 "version": cluster.version,
                 "cluster_id": cluster.cluster_id,
                 "security": cluster.security,
+                "quorum": cluster.quorum,
                 "profile": profile,
                 "nodes": kafka_cluster.status_rows(cluster),
             },

@@ -111,12 +111,16 @@ def _listener(text: str) -> tuple[str, str, int]:
         "--listener CONTROLLER://127.0.0.1:9098",
         "kctl quorum add-controller 3001 --directory-id pbvuBlaTTwKRxS5NLJwRFQ "
         "--listener CONTROLLER://127.0.0.1:9098 --execute",
+        "kctl quorum add-controller 1002 --listener CONTROLLER://127.0.0.1:9194 --execute",
     ),
 )
 def add_controller(
     node_id: int = typer.Argument(..., min=0, help="The controller's node.id."),
-    directory_id: str = typer.Option(
-        ..., "--directory-id", help="Its metadata log directory's id (meta.properties)."
+    directory_id: str | None = typer.Option(
+        None,
+        "--directory-id",
+        help="Its metadata log directory's id (meta.properties; default: the one the quorum "
+        "reports for it as an observer).",
     ),
     listener: list[str] = typer.Option(
         ..., "--listener", help="An endpoint NAME://HOST:PORT the voters reach it on (repeatable)."
@@ -127,8 +131,18 @@ def add_controller(
     (AddRaftVoter; needs a dynamic quorum: kraft.version 1, Kafka 3.9+)."""
     from kctl.broker import quorum
     from kctl.broker.client import Admin
+    from kctl.errors import UsageError
 
     listeners = [_listener(x) for x in listener]
+    if directory_id is None:
+        replica = quorum.find_replica(quorum.describe(Admin(connection())), node_id)
+        if replica.status != "Observer":
+            raise UsageError(f"node {node_id} is already a voter", "nothing to add")
+        if not replica.directory_id:
+            raise UsageError(
+                f"the quorum reports no directory id for node {node_id}", "give --directory-id"
+            )
+        directory_id = replica.directory_id
     quorum.parse_kafka_uuid(directory_id)
     row = {
         "action": "add-controller" if execute else "plan",

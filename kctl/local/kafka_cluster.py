@@ -104,6 +104,10 @@ class Cluster:
     broker_config: dict[str, str] = field(default_factory=dict)
     # plaintext, sasl_plaintext, sasl_ssl or ssl (kctl.local.security)
     security: str = "plaintext"
+    # static (controller.quorum.voters) or dynamic (KIP-853, Kafka 3.9+: voters can be added
+    # and removed; every controller formatted as an initial voter with its directory id)
+    quorum: str = "static"
+    directory_ids: dict[str, str] = field(default_factory=dict)  # controller id -> its log dir id
 
     @property
     def material(self) -> local_security.Material:
@@ -305,11 +309,17 @@ def new_cluster_id() -> str:
 
 
 def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str]:
-    voters = ",".join(f"{c.id}@{c.address}" for c in cluster.controllers)
+    if cluster.quorum == "dynamic":
+        quorum = {
+            "controller.quorum.bootstrap.servers": ",".join(c.address for c in cluster.controllers)
+        }
+    else:
+        voters = ",".join(f"{c.id}@{c.address}" for c in cluster.controllers)
+        quorum = {"controller.quorum.voters": voters}
     props: dict[str, str] = {
         "process.roles": node.role,
         "node.id": str(node.id),
-        "controller.quorum.voters": voters,
+        **quorum,
         "controller.listener.names": "CONTROLLER",
         "log.dirs": ",".join(node.log_dirs),
     }
@@ -379,6 +389,13 @@ def _write_configs(cluster: Cluster, brokers: int) -> None:
             f.write(text)
 
 
+def initial_controllers(cluster: Cluster) -> str:
+    """kafka-storage.sh format --initial-controllers: ID@HOST:PORT:DIRECTORY_ID for each."""
+    return ",".join(
+        f"{c.id}@{c.address}:{cluster.directory_ids[str(c.id)]}" for c in cluster.controllers
+    )
+
+
 def _format_storage(cluster: Cluster) -> None:
     """kafka-storage.sh format on every node, all at once."""
     procs: list[tuple[Node, subprocess.Popen[bytes]]] = []
@@ -388,6 +405,8 @@ def _format_storage(cluster: Cluster) -> None:
         args = [*args[: args.index("kafka.Kafka")], "kafka.tools.StorageTool"]
         args += ["format", f"--cluster-id={cluster.cluster_id}", "-c", node.config]
         args += ["--ignore-formatted"]
+        if cluster.quorum == "dynamic" and node.role == "controller":
+            args += ["--initial-controllers", initial_controllers(cluster)]
         if node.role == "controller" and local_security.uses_sasl(cluster.security):
             # the admin's SCRAM credentials in the bootstrap metadata: the brokers log in
             # to each other with them
@@ -510,6 +529,7 @@ def start(
     on_progress: Callable[[str], None] = lambda _m: None,
     broker_config: dict[str, str] | None = None,
     security_mode: str | None = None,
+    quorum: str = "static",
 ) -> tuple[Cluster, bool]:
     """Start the cluster recorded under ``state`` or a new one; return (cluster, started_now).
 
@@ -520,7 +540,7 @@ def start(
     with locked(state, timeout=wait + 60):
         return _start_locked(
             state, brokers, controllers, log_dirs, port, version, kafka_home, wait,
-            live_brokers, on_progress, broker_config or {}, security_mode,
+            live_brokers, on_progress, broker_config or {}, security_mode, quorum,
         )  # fmt: skip
 
 
@@ -537,6 +557,7 @@ def _start_locked(
     on_progress: Callable[[str], None],
     broker_config: dict[str, str],
     security_mode: str | None,
+    quorum: str = "static",
 ) -> tuple[Cluster, bool]:
     existing = read_state(state)
     if existing is not None:
@@ -564,11 +585,18 @@ def _start_locked(
         jar_source=runtime.source,
         broker_config=dict(broker_config),
         security=security_mode or "plaintext",
+        quorum=quorum,
     )
+    if quorum not in ("static", "dynamic"):
+        raise UsageError(f"unknown quorum {quorum!r}", "static or dynamic")
+    if quorum == "dynamic" and tuple(int(x) for x in runtime.version.split(".")[:2]) < (3, 9):
+        raise UsageError(f"a dynamic quorum needs Kafka 3.9 or newer, not {runtime.version}")
     for i, p in enumerate(controller_ports):
         nid = CONTROLLER_BASE_ID + i
         home = directory / f"node-{nid}"
         cluster.nodes.append(Node(nid, "controller", p, str(home), [str(home / "metadata")]))
+        if quorum == "dynamic":
+            cluster.directory_ids[str(nid)] = new_cluster_id()  # the same Uuid text form
     for i, p in enumerate(broker_ports):
         nid = i + 1
         home = directory / f"node-{nid}"
