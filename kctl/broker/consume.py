@@ -132,6 +132,10 @@ class Consumption:
             "isolation.level": "read_committed" if opts.read_committed else "read_uncommitted",
             "auto.offset.reset": "error" if not opts.group else "earliest",
             "fetch.wait.max.ms": 100,
+            # librdkafka stops fetching a partition whose local queue is full and waits
+            # fetch.queue.backoff.ms (1 s by default) before it looks again: a reader that keeps
+            # up then idles most of the time (1,000,000 records: 7.8 s with it, 1.9 s without).
+            "fetch.queue.backoff.ms": 10,
             "queued.max.messages.kbytes": 262144,
             "fetch.message.max.bytes": 4 << 20,
         }

@@ -144,6 +144,9 @@ def consume(
         extra=extra,
     )
     started = time.monotonic()
+    from kctl.heap import keep_heap
+
+    keep_heap()
     consumption = Consumption(connection(), opts)
     count = 0
     interrupted = False

@@ -192,6 +192,9 @@ def produce(
         null_marker=_escape(null_marker, "--null-marker"),
         jsonl=input_format == "jsonl",
     )
+    from kctl.heap import keep_heap
+
+    keep_heap()
     conn = connection()
     streams: list[tuple[str, IO[bytes]]] = []
     bar: Any = None
