@@ -257,36 +257,48 @@ class GroupReader(kafka_python.LazyClient):
         ConsumerGroupDescribe knows, one request per coordinator; unknown ones are left out."""
         from kctl.broker.messages import ShareGroupDescribeRequest as R
 
-        if self.version(R) < 0:
+        def members(g: Any) -> list[Member]:
+            return [
+                Member(
+                    member_id=m.member_id,
+                    group_instance_id=None,
+                    client_id=m.client_id,
+                    host=m.client_host,
+                    assignment=_assigned(m.assignment),
+                    member_epoch=m.member_epoch,
+                    subscribed_topics=sorted(m.subscribed_topic_names or []),
+                )
+                for m in g.members
+            ]
+
+        return self._describe_epoch_groups(R, "share", group_ids, members)
+
+    def _describe_epoch_groups(
+        self,
+        request_class: Any,
+        kind: str,
+        group_ids: list[str],
+        members: Callable[[Any], list[Member]],
+    ) -> dict[str, Group]:
+        """ShareGroupDescribe or StreamsGroupDescribe, one request per coordinator: the groups
+        of that kind; the others (an error for each) are left out."""
+        if not group_ids or self.version(request_class) < 0:
             return {}
         out: dict[str, Group] = {}
+        what = f"describing {kind} groups"
 
         def ask(node: int, gids: list[str]) -> list[str]:
-            request = R(group_ids=gids, include_authorized_operations=False)
-            response = self.send(request, "describing share groups", node_id=node)
+            request = request_class(group_ids=gids, include_authorized_operations=False)
+            response = self.send(request, what, node_id=node)
             moved = []
             for g in response.groups:
                 if g.error_code in _RETRIABLE:
                     moved.append(g.group_id)
-                    continue
-                if g.error_code:
-                    continue
-                members = [
-                    Member(
-                        member_id=m.member_id,
-                        group_instance_id=None,
-                        client_id=m.client_id,
-                        host=m.client_host,
-                        assignment=_assigned(m.assignment),
-                        member_epoch=m.member_epoch,
-                        subscribed_topics=sorted(m.subscribed_topic_names or []),
-                    )
-                    for m in g.members
-                ]
-                out[g.group_id] = _epoch_group(g, node, members, "share")
+                elif not g.error_code:
+                    out[g.group_id] = _epoch_group(g, node, members(g), kind)
             return moved
 
-        self._per_coordinator(group_ids, ask, "describing share groups")
+        self._per_coordinator(group_ids, ask, what)
         return out
 
     def share_offsets(self, group_ids: list[str]) -> dict[str, dict[TP, tuple[int, int]]]:
@@ -406,32 +418,17 @@ class GroupReader(kafka_python.LazyClient):
         topic partitions of its active tasks."""
         from kctl.broker.messages import StreamsGroupDescribeRequest as R
 
-        if not group_ids or self.version(R) < 0:
-            return {}
-        out: dict[str, Group] = {}
+        def members(g: Any) -> list[Member]:
+            subtopologies = g.topology.subtopologies or [] if g.topology else []
+            sources = {
+                st.subtopology_id: sorted(
+                    {*st.source_topics, *(t.name for t in st.repartition_source_topics)}
+                )
+                for st in subtopologies
+            }
+            return [_streams_member(m, sources) for m in g.members]
 
-        def ask(node: int, gids: list[str]) -> list[str]:
-            request = R(group_ids=gids, include_authorized_operations=False)
-            response = self.send(request, "describing streams groups", node_id=node)
-            moved = []
-            for g in response.groups:
-                if g.error_code in _RETRIABLE:
-                    moved.append(g.group_id)
-                    continue
-                if g.error_code:  # not a streams group either: left as described before
-                    continue
-                sources = {
-                    st.subtopology_id: sorted(
-                        {*st.source_topics, *(t.name for t in st.repartition_source_topics)}
-                    )
-                    for st in (g.topology.subtopologies or [] if g.topology else [])
-                }
-                members = [_streams_member(m, sources) for m in g.members]
-                out[g.group_id] = _epoch_group(g, node, members, "streams")
-            return moved
-
-        self._per_coordinator(group_ids, ask, "describing streams groups")
-        return out
+        return self._describe_epoch_groups(R, "streams", group_ids, members)
 
     def describe_consumer_protocol(self, group_ids: list[str]) -> dict[str, Group]:
         """ConsumerGroupDescribe (KIP-848) for groups DescribeGroups answered Dead, one request
