@@ -26,9 +26,17 @@ def connect(conn: Connection, admin: Any = None) -> Any:
 
     from kctl.broker.client import Admin
 
-    (admin or Admin(conn)).metadata()
+    metadata = (admin or Admin(conn)).metadata()
+    config = kafka_python_config(conn)
+    # kafka-python bootstraps from a random server of the list and, when it picks one that is
+    # down, waits out that server's growing backoff before it draws again: with brokers down,
+    # --timeout could pass before it tried the live one. The brokers librdkafka just found
+    # registered are where it starts instead.
+    live = [f"{b.host}:{b.port}" for b in metadata.brokers.values()]
+    if live:
+        config["bootstrap_servers"] = sorted(live)
     try:
-        return KafkaAdminClient(**kafka_python_config(conn))
+        return KafkaAdminClient(**config)
     except KafkaError as exc:
         why = str(exc) or type(exc).__name__
         raise ConnectionFailed(f"cannot connect to {conn.bootstrap_servers}", why) from exc
