@@ -1,7 +1,7 @@
 """Streams groups (KIP-1071) with a real Kafka Streams application on the streams protocol
 (tests/java/StreamsPassThrough.java, compiled here against the cluster's own jars) and
 kafka-streams-groups.sh (StreamsGroupCommand) as the reference: kctl groups list, describe
-(offsets, --members, --state) and delete on the same live group."""
+(offsets, --members, --state), reset-offsets, delete-offsets and delete on the same group."""
 
 from __future__ import annotations
 
@@ -135,6 +135,20 @@ def test_streams_group_described_as_kafka_streams_groups_sees_it_then_deleted(kc
         return r.code == 0 and json.loads(r.stdout)[0]["members"] == 0
 
     wait_for(empty, "the streams application to leave its group", 60, 0.5)
+
+    # an empty streams group's committed offsets are reset like any group's
+    r = kctl("groups", "reset-offsets", group, "--topic", source, "--to-earliest", "--execute")
+    assert r.code == 0, r
+    out = _kafka(java, bootstrap, "--reset-offsets", "--group", group, "--input-topic", source,
+                 "--to-current", "--dry-run")  # fmt: skip
+    current = {(f[1], int(f[2])): f[3] for f in (ln.split() for ln in out.splitlines())
+               if f and f[0] == group}  # fmt: skip
+    assert current == {(source, 0): "0", (source, 1): "0"}, out
+    r = kctl("groups", "delete-offsets", group, "--topic", f"{source}:1", "--yes")
+    assert r.code == 0, r
+    ours = json.loads(kctl("groups", "describe", group, "-o", "json").stdout)
+    assert [(x["partition"], x["current_offset"]) for x in ours] == [(0, 0)]
+
     r = kctl("groups", "delete", group, "--yes")
     assert r.code == 0, r
     assert group not in _kafka(java, bootstrap, "--list").split()
