@@ -9,7 +9,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -296,7 +296,16 @@ def test_librdkafka_batches_for_every_codec_idempotent_and_transactional(
     tp.begin_transaction()
     tp.produce(topic, value=b"in-txn", partition=0)
     tp.commit_transaction(20)
-    raw = fetch_raw(bootstrap, topic)
+
+    # commit_transaction returns once the coordinator has decided; it writes the COMMIT marker
+    # to the partition after that: fetch until the marker is there (bounded).
+    def with_marker() -> bool:
+        nonlocal raw
+        raw = fetch_raw(bootstrap, topic)
+        return any(b.is_control for b in scan_all(raw)[0])
+
+    raw = b""
+    wait_for(with_marker, "the COMMIT marker on the partition", 30, 0.1)
     seg = tmp_path / "00000000000000000000.log"
     seg.write_bytes(raw)
     batches, problems = scan_all(raw)
