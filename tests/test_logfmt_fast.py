@@ -23,6 +23,8 @@ def _batch(
     seq: int = -1,
     headers: bool = False,
     step: int = 1,
+    ts_step: int = 7,
+    big: bool = False,
 ) -> bytes:
     from kafka.record.default_records import DefaultRecordBatchBuilder
 
@@ -38,9 +40,9 @@ def _batch(
     for i in range(n):
         builder.append(
             i * step,
-            timestamp=1_700_000_000_000 + 7 * i,
+            timestamp=1_700_000_000_000 + ts_step * i,
             key=None if i % 3 == 0 else b"key-%d" % i,
-            value=None if i % 11 == 5 else b"v" * (i % 130),
+            value=None if i % 11 == 5 else b"v" * (9_000 if big and i % 97 == 0 else i % 130),
             headers=[("h", b"x")] if headers else [],
         )
     data = bytearray(builder.build())
@@ -76,6 +78,25 @@ def test_fast_path_gives_the_general_paths_records(codec: int, pid: int, seq: in
     text, offsets = done
     assert json.loads("[" + text + "]") == _general(data, b)
     assert offsets == list(range(1_000_000, 1_000_300))
+
+
+@pytest.mark.parametrize("codec", [0, 4])
+def test_fast_path_reads_three_byte_varints_of_big_batches(codec: int) -> None:
+    # librdkafka fills 1 MB batches: 8,471 records of 100 bytes have offset deltas past 8,191
+    # (three varint bytes); timestamps 60 ms apart pass 8,191 ms; values up to 9 KB give
+    # three-byte record lengths.
+    n = 10_000
+    data = _batch(n, codec=codec, base_offset=5, pid=3, seq=0, ts_step=60, big=True)
+    (b,) = list(B.scan(data))
+    done = records_json(B.v2_payload(data, b), b.base_offset, b.first_timestamp, b.count, 0)
+    assert done is not None
+    text, offsets = done
+    assert json.loads("[" + text + "]") == _general(data, b)
+    assert offsets == list(range(5, 5 + n))
+    # A timestamp delta past 2^20 ms needs four bytes: the general path takes the batch.
+    far = _batch(2, ts_step=1 << 21)
+    (b,) = list(B.scan(far))
+    assert records_json(B.v2_payload(far, b), 0, b.first_timestamp, 2, -1) is None
 
 
 def test_fast_path_declines_headers_and_damage() -> None:

@@ -2,8 +2,10 @@
 JSON text (``-o jsonl``) or to DumpLogSegments' record lines (text), with no per-record tuple,
 dict or object.
 
-Pure: payload bytes in, text out. It handles records whose varints are one or two bytes long and
-that carry no headers (what producers write for ordinary topics); for anything else, and for any
+Pure: payload bytes in, text out. It handles records whose varints are one to three bytes long
+(offset and timestamp deltas below 2^20: batches of up to a million records spanning up to 17
+minutes, as librdkafka's 1 MB batches of small records need) and that carry no headers (what
+producers write for ordinary topics); for anything else, and for any
 malformed record, it returns ``None`` and the caller takes the general path
 (:func:`kctl.logfmt.batch.decode_records`), which reports problems precisely. The text is exactly
 what ``orjson`` makes of the general path's record dicts.
@@ -76,40 +78,64 @@ def records_json(
                 pos += 2  # the length and the attributes byte
             else:
                 b2 = data[pos + 1]
-                if b2 >= 0x80:
-                    return None
-                rec_end = pos + 2 + zz2[b | (b2 << 8)]
-                pos += 3
+                if b2 < 0x80:
+                    rec_end = pos + 2 + zz2[b | (b2 << 8)]
+                    pos += 3
+                else:
+                    b3 = data[pos + 2]
+                    if b3 >= 0x80:
+                        return None
+                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
+                    rec_end = pos + 3 + ((raw >> 1) ^ -(raw & 1))
+                    pos += 4
             b = data[pos]
             if b < 0x80:
                 ts_delta = zz1[b]
                 pos += 1
             else:
                 b2 = data[pos + 1]
-                if b2 >= 0x80:
-                    return None
-                ts_delta = zz2[b | (b2 << 8)]
-                pos += 2
+                if b2 < 0x80:
+                    ts_delta = zz2[b | (b2 << 8)]
+                    pos += 2
+                else:
+                    b3 = data[pos + 2]
+                    if b3 >= 0x80:
+                        return None
+                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
+                    ts_delta = (raw >> 1) ^ -(raw & 1)
+                    pos += 3
             b = data[pos]
             if b < 0x80:
                 off_delta = zz1[b]
                 pos += 1
             else:
                 b2 = data[pos + 1]
-                if b2 >= 0x80:
-                    return None
-                off_delta = zz2[b | (b2 << 8)]
-                pos += 2
+                if b2 < 0x80:
+                    off_delta = zz2[b | (b2 << 8)]
+                    pos += 2
+                else:
+                    b3 = data[pos + 2]
+                    if b3 >= 0x80:
+                        return None
+                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
+                    off_delta = (raw >> 1) ^ -(raw & 1)
+                    pos += 3
             b = data[pos]
             if b < 0x80:
                 key_len = zz1[b]
                 pos += 1
             else:
                 b2 = data[pos + 1]
-                if b2 >= 0x80:
-                    return None
-                key_len = zz2[b | (b2 << 8)]
-                pos += 2
+                if b2 < 0x80:
+                    key_len = zz2[b | (b2 << 8)]
+                    pos += 2
+                else:
+                    b3 = data[pos + 2]
+                    if b3 >= 0x80:
+                        return None
+                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
+                    key_len = (raw >> 1) ^ -(raw & 1)
+                    pos += 3
             if key_len > 0:
                 pos += key_len
             b = data[pos]
@@ -118,10 +144,16 @@ def records_json(
                 pos += 1
             else:
                 b2 = data[pos + 1]
-                if b2 >= 0x80:
-                    return None
-                value_len = zz2[b | (b2 << 8)]
-                pos += 2
+                if b2 < 0x80:
+                    value_len = zz2[b | (b2 << 8)]
+                    pos += 2
+                else:
+                    b3 = data[pos + 2]
+                    if b3 >= 0x80:
+                        return None
+                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
+                    value_len = (raw >> 1) ^ -(raw & 1)
+                    pos += 3
             if value_len > 0:
                 pos += value_len
             # No headers (a zero count byte) and nothing left over: else the general path.
