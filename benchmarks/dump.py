@@ -131,6 +131,24 @@ def kafka_dump_log(libs: Path | None) -> str | None:
     return f"java -Xmx1g -cp '{libs}/*' org.apache.kafka.tools.DumpLogSegments --files"
 
 
+def timed_pair(
+    ours: str, theirs: str | None, runs: int, limit: float | None = None
+) -> tuple[float, float | None]:
+    """Medians of ``runs`` interleaved runs of ``ours`` and ``theirs`` (kctl first, then the
+    reference, in turns, so both see the same machine); the reference is stopped after
+    ``limit`` seconds (inf: no more runs of it are made)."""
+    mine: list[float] = []
+    ref: list[float] = []
+    for _ in range(runs):
+        mine.append(timed(ours, 1))
+        if theirs is not None and not (ref and ref[-1] == float("inf")):
+            ref.append(timed(theirs, 1, limit))
+    if theirs is None:
+        return statistics.median(mine), None
+    inf = float("inf")
+    return statistics.median(mine), (inf if inf in ref else statistics.median(ref))
+
+
 def compare(
     label: str,
     ours: str,
@@ -140,12 +158,11 @@ def compare(
     what: str,
     limit: float | None = None,
 ) -> None:
-    """One row: kctl's median time and, when the reference runs here, its and the ratio (the
-    reference is stopped after ``limit`` seconds: "more than" that)."""
-    mine = timed(ours, runs)
+    """One row: kctl's median time and, when the reference runs here, its and the ratio (runs
+    interleaved; the reference is stopped after ``limit`` seconds: "more than" that)."""
+    mine, ref = timed_pair(ours, theirs, runs, limit)
     line = f"  {label:<28}{mine:8.2f} s  ({unit / mine:,.0f} {what}/s)"
-    if theirs is not None:
-        ref = timed(theirs, runs, limit)
+    if ref is not None:
         if ref == float("inf"):
             line += (
                 f"; kafka-dump-log.sh > {limit:.0f} s (stopped): kctl > {limit / mine:.0f}x faster"
@@ -184,6 +201,9 @@ def main() -> None:
     )
     ap.add_argument("--kafka-libs", type=Path, help="Kafka's jars (default: kctl's cache)")
     ap.add_argument("--skip-kafka", action="store_true", help="Do not run kafka-dump-log.sh")
+    ap.add_argument(
+        "--skip-kafka-python", action="store_true", help="Do not time kafka-python's reader"
+    )
     ap.add_argument(
         "--kafka-limit",
         type=float,
@@ -229,14 +249,13 @@ def main() -> None:
             empty.write_bytes(b"")
             start = timed(f"{kctl} {empty} > /dev/null", args.runs)
             print(f"{name}: {size / 2**20:.0f} MiB, {n} records; cat {cat:.2f} s", flush=True)
-            shallow = timed(f"{kctl} {seg} > /dev/null", args.runs)
+            theirs = f"{ref} {seg} > /dev/null" if ref else None
+            shallow, ref_shallow = timed_pair(f"{kctl} {seg} > /dev/null", theirs, args.runs)
             print(
                 f"  batch-level dump            {shallow:8.2f} s  ({shallow / cat:.1f}x cat; "
                 f"minus kctl's start-up {start:.2f} s: {(shallow - start) / cat:.1f}x cat)"
             )
-            theirs = f"{ref} {seg} > /dev/null" if ref else None
-            if ref:
-                ref_shallow = timed(theirs or "", args.runs)
+            if ref_shallow is not None:
                 print(
                     f"  kafka-dump-log.sh           {ref_shallow:8.2f} s  "
                     f"(kctl {ref_shallow / shallow:.1f}x faster)",
@@ -255,7 +274,7 @@ def main() -> None:
             _indexes(seg, kctl, ref, args.runs, args.kafka_limit)
             # kafka-python reads zstd only with the zstandard package (not a kctl dependency;
             # `pip install zstandard` into the venv for this comparison).
-            if not (codec and not _has("zstandard")):
+            if not args.skip_kafka_python and not (codec and not _has("zstandard")):
                 kp = timed(
                     f'{py} -c \'import sys; sys.path.insert(0, "{Path(__file__).parent}");'
                     f' import dump; dump.kafka_python_reader("{seg}")\'',
