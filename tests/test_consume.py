@@ -284,9 +284,80 @@ def test_conflicting_or_invalid_options_are_usage_errors(kctl, new_topic, args, 
     assert message in r.stderr and r.stderr.count("\n") == 1
 
 
-def test_a_writer_told_to_stop_while_stdout_blocks_finishes_its_record_only():
+def test_jsonl_lines_stay_one_record_each_whatever_the_values_hold(kctl, new_topic, bootstrap):
+    # The writer serialises a whole batch at once and cuts it between documents: values that
+    # look like that boundary, newlines and quotes must stay inside their record.
+    topic = new_topic(partitions=1)
+    tricky = ['},{"topic":"x"}', 'a\nb\r\n"q"\\', "}\n{", "plain", "é ✓"]
+    write(bootstrap, topic, [{"value": v.encode(), "key": v.encode()} for v in tricky])
+    docs = lines(kctl("consume", topic, "-o", "jsonl"))
+    assert [(d["offset"], d["key"], d["value"]) for d in docs] == [
+        (i, v, v) for i, v in enumerate(tricky)
+    ]
+    # Values decoded as JSON may hold objects with a "topic" key: still one line a record.
+    objects = new_topic(partitions=1)
+    write(bootstrap, objects, [{"value": b'[{"a":1},{"topic":2}]'}, {"value": b"{}"}])
+    docs = lines(kctl("consume", objects, "-o", "jsonl", "--value-format", "json"))
+    assert [d["value"] for d in docs] == [[{"a": 1}, {"topic": 2}], {}]
+
+
+def _raw_messages(bootstrap: str, topic: str, n: int) -> list:
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("raw"),
+                  "enable.auto.commit": False})  # fmt: skip
+    try:
+        meta = c.list_topics(topic, timeout=10).topics[topic].partitions
+        c.assign([TopicPartition(topic, p, 0) for p in meta])
+        got: list = []
+        deadline = time.monotonic() + 30
+        while len(got) < n and time.monotonic() < deadline:
+            got.extend(m for m in c.consume(1000, 0.5) if m.error() is None)
+        assert len(got) == n
+        return got
+    finally:
+        c.close()
+
+
+def test_jsonl_block_writes_the_same_bytes_as_record_by_record(new_topic, bootstrap):
+    import io
+
+    from kctl.formatters.stream import JsonLinesWriter, jsonl_block
+
+    def general(msgs: list) -> bytes:
+        out = io.BytesIO()
+        JsonLinesWriter(out)._write(msgs)
+        return out.getvalue()
+
+    topic = new_topic(partitions=2)
+    printable = bytes(range(0x20, 0x80)).replace(b'"', b"").replace(b"\\", b"")
+    plain = [{"value": b"v%d " % i + printable, "key": b"k%d" % i, "partition": i % 2}
+             for i in range(40)]  # fmt: skip
+    write(bootstrap, topic, plain)
+    msgs = _raw_messages(bootstrap, topic, 40)
+    block = jsonl_block(msgs)
+    assert block is not None  # ASCII, keyed, no headers: the fast way applies
+    assert block == general(msgs) and block.count(b"\n") == 40
+    unkeyed = new_topic(partitions=1)
+    write(bootstrap, unkeyed, [{"value": b"x" * i} for i in range(1, 6)])
+    msgs = _raw_messages(bootstrap, unkeyed, 5)
+    assert jsonl_block(msgs) == general(msgs) and b'"key":null' in general(msgs)
+    # Each of these needs the record-by-record path, and gets None.
+    for odd in ({"value": b'say "hi"'}, {"value": b"back\\slash"}, {"value": b"tab\t"},
+                {"value": "é".encode()}, {"value": None, "key": b"k"}, {"value": b"h",
+                "headers": [("h", b"1")]}):  # fmt: skip
+        t = new_topic(partitions=1)
+        write(bootstrap, t, [{"value": b"fine", "key": b"k"}, odd])
+        msgs = _raw_messages(bootstrap, t, 2)
+        assert jsonl_block(msgs) is None, odd
+        assert jsonl_block(msgs[:1]) == general(msgs[:1])
+
+
+@pytest.mark.parametrize("lines_only", [False, True])
+def test_a_writer_told_to_stop_while_stdout_blocks_finishes_its_record_only(lines_only):
     """The writer blocks on a full pipe; told to stop (as the signal handler does) while the
-    reader drains it, it ends at a record boundary: whole lines only, and it says how many."""
+    reader drains it, it ends at a record boundary: whole lines only, and it says how many
+    (records as a list, or as one block of newline-ended lines)."""
     import os
     import threading
 
@@ -306,7 +377,11 @@ def test_a_writer_told_to_stop_while_stdout_blocks_finishes_its_record_only():
 
         reader = threading.Thread(target=drain)
         reader.start()
-        written = writer.emit(records)
+        written = (
+            writer.emit_lines(b"".join(records), len(records))
+            if lines_only
+            else writer.emit(records)
+        )
         out.close()
         reader.join(timeout=30)
     assert 0 < written < len(records)

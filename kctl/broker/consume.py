@@ -201,8 +201,9 @@ class Consumption:
 
     def batches(self) -> Iterator[list[Any]]:
         """Lists of records (messages without errors), until the end or ``max_messages``."""
-        from confluent_kafka import KafkaError
+        from confluent_kafka import KafkaError, Message
 
+        error_of = Message.error
         consume = self.consumer.consume
         left = self.opts.max_messages
         size = self.opts.batch
@@ -225,12 +226,9 @@ class Consumption:
                     raise connect_error(self.conn, fatal)
                 continue
             good = msgs
-            for i, m in enumerate(msgs):
-                err = m.error()
-                if err is None:
-                    continue
+            if any(map(error_of, msgs)):  # end-of-partition events, errors: rare
                 good = [x for x in msgs if x.error() is None]
-                for bad in msgs[i:]:
+                for bad in msgs:
                     e = bad.error()
                     if e is None:
                         continue
@@ -238,7 +236,6 @@ class Consumption:
                         self.eof.add((bad.topic(), bad.partition()))
                     else:
                         self._raise(bad, e)
-                break
             if good:
                 if left is not None:
                     left -= len(good)

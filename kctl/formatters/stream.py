@@ -16,6 +16,7 @@ import base64
 import bisect
 import io
 import itertools
+import operator
 import os
 import select
 import sys
@@ -122,6 +123,38 @@ class Writer:
                 select.select([], [self.fd], [])
         return len(records)
 
+    def emit_lines(self, blob: bytes, count: int) -> int:
+        """:meth:`emit` for ``count`` records that each end in their only newline (JSON lines):
+        the boundaries are the newlines, found as the slices are cut, with no list of ends."""
+        if not blob:
+            return 0
+        if self.fd is None:
+            if self.stopping:
+                return 0
+            self.out.write(blob)
+            return count
+        if not self.flushed:
+            self.out.flush()
+            self.flushed = True
+        data = memoryview(blob)
+        total = len(blob)
+        pos = 0
+        while pos < total:
+            if self.stopping:
+                if pos == 0 or blob[pos - 1] == 0x0A:  # between two records
+                    return blob.count(b"\n", 0, pos)
+                stop_at = blob.index(b"\n", pos) + 1  # the end of the record we are in
+            else:
+                # as many whole records as fit in a slice (at least one)
+                stop_at = blob.rfind(b"\n", pos, pos + SLICE) + 1
+                if stop_at <= pos:
+                    stop_at = blob.index(b"\n", pos) + 1
+            try:
+                pos += os.write(self.fd, data[pos:stop_at])
+            except BlockingIOError:
+                select.select([], [self.fd], [])
+        return count
+
     def warn(self, msg: Any, what: str, error: str) -> None:
         self.warnings += 1
         sys.stderr.write(
@@ -157,6 +190,13 @@ class JsonLinesWriter(Writer):
     value, headers, leader_epoch (+ error, key_encoding/value_encoding when a fallback)."""
 
     def write(self, msgs: list[Any]) -> int:
+        if self.key_format == "string" and self.value_format == "string":
+            block = jsonl_block(msgs)
+            if block is not None:
+                return self.emit_lines(block, len(msgs))
+        return self._write(msgs)
+
+    def _write(self, msgs: list[Any]) -> int:
         import orjson
 
         dumps = orjson.dumps
@@ -165,7 +205,7 @@ class JsonLinesWriter(Writer):
         fast_key = self.key_format == "string"
         decode_key, decode_value = self.decode_key, self.decode_value
         types = TIMESTAMP_TYPES
-        parts = []
+        parts: list[bytes] = []
         for m in msgs:
             errors = None
             value = m.value()
@@ -216,6 +256,66 @@ class JsonLinesWriter(Writer):
                 doc.update(errors)
             parts.append(dumps(doc, option=opt))
         return self.emit(parts)
+
+
+# The ASCII bytes a JSON string holds as they are: all but control characters, the quote and
+# the backslash (deleting them with bytes.translate leaves what needs escaping: 0.3 ns a byte,
+# where a regular expression search took 2.9).
+_JSON_PLAIN = bytes(b for b in range(0x20, 0x80) if b not in b'"\\')
+
+
+def jsonl_block(msgs: list[Any]) -> bytes | None:
+    """The JSON lines of a batch of one topic's records, made with one ``%`` over the whole batch
+    instead of a dict and an orjson call per record — exactly the bytes
+    :class:`JsonLinesWriter` writes record by record — or None when the fast way does not
+    apply: keys and values must be ASCII text needing no JSON escape, every value present, keys
+    all present or all absent, no headers, one timestamp type, a leader epoch on every record.
+    (What consumers of ordinary topics mostly read.)"""
+    import orjson
+    from confluent_kafka import Message
+
+    n = len(msgs)
+    if not n or any(map(Message.headers, msgs)):
+        return None
+    topics = set(map(Message.topic, msgs))
+    values: list[Any] = list(map(Message.value, msgs))
+    keys: list[Any] = list(map(Message.key, msgs))
+    epochs = list(map(Message.leader_epoch, msgs))
+    if len(topics) != 1 or None in values or None in epochs:
+        return None
+    absent = keys.count(None)
+    if absent not in (0, n):
+        return None
+    text = b"".join(values) if absent else b"".join(values) + b"".join(keys)
+    if not text.isascii() or text.translate(None, _JSON_PLAIN):
+        return None
+    stamps = list(map(Message.timestamp, msgs))
+    kinds = set(map(_first, stamps))
+    if len(kinds) != 1 or kinds == {0}:  # 0: no timestamp (null)
+        return None
+    (kind,) = kinds
+    one = (
+        b'{"topic":%s,"partition":%%d,"offset":%%d,"timestamp":%%d,"timestamp_type":"%s",'
+        b'"key":%s,"value":"%%s","headers":[],"leader_epoch":%%d}\n'
+        % (
+            orjson.dumps(topics.pop()),
+            str(TIMESTAMP_TYPES[kind]).encode(),
+            b"null" if absent else b'"%s"',
+        )
+    )
+    columns = [
+        list(map(Message.partition, msgs)),
+        list(map(Message.offset, msgs)),
+        list(map(_second, stamps)),
+        *([] if absent else [keys]),
+        values,
+        epochs,
+    ]
+    return (one * n) % tuple(itertools.chain.from_iterable(zip(*columns, strict=True)))
+
+
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
 
 
 def _text(writer: Writer, msg: Any, raw: bytes | None, what: str, decode: Decoder) -> str:
