@@ -342,9 +342,18 @@ def test_jsonl_block_writes_the_same_bytes_as_record_by_record(new_topic, bootst
     write(bootstrap, unkeyed, [{"value": b"x" * i} for i in range(1, 6)])
     msgs = _raw_messages(bootstrap, unkeyed, 5)
     assert jsonl_block(msgs) == general(msgs) and b'"key":null' in general(msgs)
+    utf8 = new_topic(partitions=1)
+    write(bootstrap, utf8, [{"value": "é ✓ 😀".encode(), "key": "ключ".encode()}])
+    msgs = _raw_messages(bootstrap, utf8, 1)
+    assert jsonl_block(msgs) == general(msgs)
+    # Two halves of one character, each in its own value: invalid each, valid joined.
+    split = new_topic(partitions=1)
+    write(bootstrap, split, [{"value": "é".encode()[:1]}, {"value": "é".encode()[1:]}])
+    msgs = _raw_messages(bootstrap, split, 2)
+    assert jsonl_block(msgs) is None and b"base64" in general(msgs)
     # Each of these needs the record-by-record path, and gets None.
     for odd in ({"value": b'say "hi"'}, {"value": b"back\\slash"}, {"value": b"tab\t"},
-                {"value": "é".encode()}, {"value": None, "key": b"k"}, {"value": b"h",
+                {"value": b"\xff"}, {"value": None, "key": b"k"}, {"value": b"h",
                 "headers": [("h", b"1")]}):  # fmt: skip
         t = new_topic(partitions=1)
         write(bootstrap, t, [{"value": b"fine", "key": b"k"}, odd])
