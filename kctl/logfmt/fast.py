@@ -22,6 +22,21 @@ for _lo in range(128, 256):
         _ZZ2[_lo | (_hi << 8)] = (_raw >> 1) ^ -(_raw & 1)
 del _lo, _hi, _raw
 
+
+class _Declined(Exception):
+    """A varint longer than the fast path reads."""
+
+
+def _zz3(data: bytes, pos: int) -> int:
+    """The zigzag varint of three bytes at ``pos`` (the rarer case, so not inlined as the one-
+    and two-byte cases are: a call per varint would slow every record)."""
+    b3 = data[pos + 2]
+    if b3 >= 0x80:
+        raise _Declined
+    raw = (data[pos] & 0x7F) | ((data[pos + 1] & 0x7F) << 7) | (b3 << 14)
+    return (raw >> 1) ^ -(raw & 1)
+
+
 _LO, _HI = -(1 << 63) + (1 << 32), (1 << 63) - (1 << 32)
 
 _REC = '{"offset":%d,"timestamp":%d,%s},'
@@ -82,11 +97,7 @@ def records_json(
                     rec_end = pos + 2 + zz2[b | (b2 << 8)]
                     pos += 3
                 else:
-                    b3 = data[pos + 2]
-                    if b3 >= 0x80:
-                        return None
-                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
-                    rec_end = pos + 3 + ((raw >> 1) ^ -(raw & 1))
+                    rec_end = pos + 3 + _zz3(data, pos)
                     pos += 4
             b = data[pos]
             if b < 0x80:
@@ -98,11 +109,7 @@ def records_json(
                     ts_delta = zz2[b | (b2 << 8)]
                     pos += 2
                 else:
-                    b3 = data[pos + 2]
-                    if b3 >= 0x80:
-                        return None
-                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
-                    ts_delta = (raw >> 1) ^ -(raw & 1)
+                    ts_delta = _zz3(data, pos)
                     pos += 3
             b = data[pos]
             if b < 0x80:
@@ -114,11 +121,7 @@ def records_json(
                     off_delta = zz2[b | (b2 << 8)]
                     pos += 2
                 else:
-                    b3 = data[pos + 2]
-                    if b3 >= 0x80:
-                        return None
-                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
-                    off_delta = (raw >> 1) ^ -(raw & 1)
+                    off_delta = _zz3(data, pos)
                     pos += 3
             b = data[pos]
             if b < 0x80:
@@ -130,11 +133,7 @@ def records_json(
                     key_len = zz2[b | (b2 << 8)]
                     pos += 2
                 else:
-                    b3 = data[pos + 2]
-                    if b3 >= 0x80:
-                        return None
-                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
-                    key_len = (raw >> 1) ^ -(raw & 1)
+                    key_len = _zz3(data, pos)
                     pos += 3
             if key_len > 0:
                 pos += key_len
@@ -148,11 +147,7 @@ def records_json(
                     value_len = zz2[b | (b2 << 8)]
                     pos += 2
                 else:
-                    b3 = data[pos + 2]
-                    if b3 >= 0x80:
-                        return None
-                    raw = (b & 0x7F) | ((b2 & 0x7F) << 7) | (b3 << 14)
-                    value_len = (raw >> 1) ^ -(raw & 1)
+                    value_len = _zz3(data, pos)
                     pos += 3
             if value_len > 0:
                 pos += value_len
@@ -188,7 +183,7 @@ def records_json(
                 )
             else:
                 ext((base_offset + off_delta, first_ts + ts_delta, sizes))
-    except IndexError:
+    except (IndexError, _Declined):
         return None
     if pos != len(data):
         return None
