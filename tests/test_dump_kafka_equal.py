@@ -282,6 +282,18 @@ def test_deep_text_fast_path_equals_the_general_path(corpus: Path) -> None:
     )  # fmt: skip
     assert fast.returncode == general.returncode == 0, (fast.stderr, general.stderr)
     assert fast.stdout == general.stdout
+    # Spread over worker processes (transactions, control batches, every codec, compaction):
+    # the same bytes, text and JSON lines.
+    for opts in ([], ["-o", "jsonl"]):
+        runs = [
+            subprocess.run(
+                [exe, "dump-segment", *logs, "--deep-iteration", *opts],
+                capture_output=True, text=True, env={**os.environ, "KCTL_DUMP_WORKERS": workers},
+            )
+            for workers in ("0", "2")
+        ]  # fmt: skip
+        assert runs[0].returncode == runs[1].returncode == 0, runs[1].stderr[-2000:]
+        assert (runs[0].stdout, runs[0].stderr) == (runs[1].stdout, runs[1].stderr), opts
 
 
 def _legacy_segment(magic: int, codec: int) -> bytes:

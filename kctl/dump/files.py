@@ -117,6 +117,16 @@ class OffsetGaps:
                     self._add(a, b)
         self.last = offsets[-1]
 
+    def merge(self, first: int, last: int, pairs: list[tuple[int, int]], count: int) -> None:
+        """:meth:`check` of a list of offsets another process checked: its first and last
+        offset, its first gaps and how many in all."""
+        if self.last != -1 and first != self.last + 1:
+            self._add(self.last, first)
+        for a, b in pairs:
+            self._add(a, b)
+        self.count += count - len(pairs)
+        self.last = last
+
     def _add(self, a: int, b: int) -> None:
         self.count += 1
         if len(self.pairs) < self.LIMIT:

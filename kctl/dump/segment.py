@@ -12,9 +12,10 @@ unless record metadata is skipped.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kctl.dump import files
 from kctl.dump.model import (
@@ -29,7 +30,11 @@ from kctl.dump.model import (
     TrailingBytes,
     V2Headers,
 )
+from kctl.dump.parallel import ChunkPool, ChunkResult, fast_records, worker_count
 from kctl.logfmt import batch as B
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 # (key, value) -> {"key": ..., "value": ...}; raises ValueError (DecodeError) on bad bytes.
 PayloadDecoder = Callable[[bytes | None, bytes | None], dict[str, Any]]
@@ -38,6 +43,8 @@ _RELEASE_STEP = 64 << 20
 
 # What the scan generators yield, and (for the inner ones) return.
 _Items = Generator[Any, None, Any]
+# A chunk in the workers' hands: its batches, and the future of their fast-path results.
+_Job = tuple[list[B.Batch], "Future[ChunkResult]"]
 
 
 def payload_decoder(decoder: str | None) -> PayloadDecoder | None:
@@ -95,14 +102,13 @@ class _LogScan:
         # The fast path: record metadata of ordinary magic-2 batches straight to JSON text.
         self.fast = opts.deep and (opts.json_records or opts.text_records) and self.lo is None
         self.gaps = files.OffsetGaps() if opts.deep and self.lo is None else None
+        self.pool: ChunkPool | None = None  # worker processes for the fast path, when worth it
         self.problems = 0
         # The end of the batches read from byte 0 without a break (DumpLogSegments' valid bytes).
         self.valid_end = 0
         if opts.deep:
-            from kctl.logfmt.codecs import decompress
             from kctl.logfmt.fast import records_json, records_text
 
-            self.decompress = decompress
             self.records_json = records_json
             self.records_text = records_text
 
@@ -118,6 +124,10 @@ class _LogScan:
         mv = memoryview(buf) if len(buf) else buf
         chunked = lo is None and (self.fast or not opts.deep)
         reader = files.ChunkReader(self.path) if chunked and end else None
+        if reader is not None and self.fast:
+            workers = worker_count(end)
+            if workers:
+                self.pool = ChunkPool(workers)
         pos = 0
         magic: int | None = None  # of the last batch read, for B.scan's resync
         released = 0
@@ -163,6 +173,9 @@ class _LogScan:
                 else:
                     return
         finally:
+            if self.pool is not None:
+                self.pool.close()
+                self.pool = None
             if reader is not None:
                 reader.close()
             if mv is not buf:
@@ -176,12 +189,22 @@ class _LogScan:
         chunk = reader.CHUNK
         done = 0
         v2_batch = B.v2_batch
+        pending: deque[_Job] = deque()  # chunks the workers decode, oldest first
         while pos < end:
             data = reader.read(pos, min(chunk, end - pos))
             heads, stop, cut = B.v2_headers(data, 0, len(data))
             if heads:
                 done += len(heads)
-                if opts.deep:
+                if opts.deep and self.pool is not None:
+                    job = self.pool.submit(
+                        file, pos, stop, heads, opts.text_records, opts.max_decompressed
+                    )
+                    pending.append(([v2_batch(pos + rel, h, h.crc) for rel, h in heads], job))
+                    if len(pending) > self.pool.ahead:
+                        at = yield from self._collect(pending, mv, 1)
+                        if at is not None:
+                            return at, done
+                elif opts.deep:
                     fast = self._fast
                     for rel, h in heads:
                         b = v2_batch(pos + rel, h, h.crc)
@@ -196,30 +219,46 @@ class _LogScan:
                     yield Batches(file, [v2_batch(pos + rel, h, h.crc) for rel, h in heads])
             pos += stop
             if not cut or pos + cut > end:
-                return pos, done  # something B.scan must report (or the end)
+                break  # something B.scan must report (or the end)
             chunk = max(chunk, cut)
-        return pos, done
+        at = yield from self._collect(pending, mv, len(pending))
+        return (pos if at is None else at), done
+
+    def _collect(self, pending: deque[_Job], mv: Any, n: int) -> _Items:
+        """The items of the ``n`` oldest chunks the workers decode, in order; a batch they
+        left goes to the general path here. Returns the position to stop at (--strict and a
+        problem: the chunks after it are dropped) or None."""
+        gaps = self.gaps
+        for _ in range(n):
+            batches, job = pending.popleft()
+            for b, r in zip(batches, job.result(), strict=True):
+                if r is None:
+                    if (yield from self._one_batch(mv, b, False)):
+                        for _batches, later in pending:
+                            later.cancel()
+                        pending.clear()
+                        return b.position
+                    continue
+                recs, first, last, pairs, count = r
+                if gaps is not None:
+                    gaps.merge(first, last, pairs, count)
+                yield self._item(b, recs)
+        return None
 
     def _fast(
         self, data: Any, rel: int, h: B.V2Header, b: B.Batch
     ) -> RecordsJson | RecordsText | None:
         """The valid magic-2 batch ``b`` (header ``h`` at ``rel`` in the chunk ``data``) under
         the fast path, or None when it does not apply (the general path reports why)."""
-        if b.is_control:
+        done = fast_records(data, rel, h, self.opts.text_records, self.opts.max_decompressed)
+        if done is None:
             return None
-        payload = data[rel + B.V2_HEADER : rel + b.size]
-        try:
-            codec = h.attributes & B.COMPRESSION_MASK
-            return self._fast_records(
-                b,
-                self.decompress(codec, payload, self.opts.max_decompressed) if codec else payload,
-                h.base_offset,
-                h.first_timestamp,
-                h.records_count,
-                h.base_sequence,
-            )
-        except ValueError:
-            return None
+        if self.gaps is not None:
+            self.gaps.check(done[1])
+        return self._item(b, done[0])
+
+    def _item(self, b: B.Batch, recs: str) -> RecordsJson | RecordsText:
+        return RecordsText(b, recs) if self.opts.text_records else RecordsJson(self.file, b, recs)
 
     def _fast_records(
         self, b: B.Batch, records: Any, base: int, first_ts: int, count: int, base_seq: int
