@@ -492,11 +492,13 @@ class GroupReader(kafka_python.LazyClient):
                 raise KctlError(f"fetching committed offsets of group {gid!r}", _error_name(code))
             offsets: dict[TP, int] = {}
             for t in topics or []:
+                name = t.name
                 for part in t.partitions:
-                    if part.error_code in _RETRIABLE:
-                        return False
-                    if not part.error_code and part.committed_offset >= 0:
-                        offsets[(t.name, part.partition_index)] = part.committed_offset
+                    if part.error_code:
+                        if part.error_code in _RETRIABLE:
+                            return False
+                    elif (at := part.committed_offset) >= 0:
+                        offsets[(name, part.partition_index)] = at
             out[gid] = offsets
             return True
 
@@ -735,25 +737,28 @@ def lag_samples(
     all_tps = sorted(set().union(*wanted.values())) if wanted else []
     marks = watermarks(admin, all_tps)
     rows = []
+    gone = (-1, -1)
     for gid in group_ids:
-        for t, p in sorted(wanted[gid]):
-            start, end = marks.get((t, p)) or (-1, -1)
-            cur = committed.get(gid, {}).get((t, p))
-            owner = owners.get((gid, t, p))
+        state, kind = described[gid].state, described[gid].type
+        commits = committed.get(gid, {})
+        for tp in sorted(wanted[gid]):
+            start, end = marks.get(tp, gone)
+            cur = commits.get(tp)
+            owner = owners.get((gid, *tp)) if owners else None
             rows.append(
                 {
                     "group": gid,
-                    "topic": t,
-                    "partition": p,
+                    "topic": tp[0],
+                    "partition": tp[1],
                     "committed_offset": -1 if cur is None else cur,
                     "log_start_offset": start,
                     "log_end_offset": end,
                     "lag": lag_of(cur, end) if end >= 0 else None,
-                    "group_state": described[gid].state,
+                    "group_state": state,
                     "member_id": owner.member_id if owner else None,
                     "client_id": owner.client_id if owner else None,
                     "host": owner.host if owner else None,
-                    "group_type": described[gid].type,
+                    "group_type": kind,
                 }
             )
     return rows

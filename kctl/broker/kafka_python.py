@@ -9,12 +9,33 @@ else, so an upgrade that moves it breaks one module.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Self
 
 from kctl.broker.connect import Connection, kafka_python_config
 from kctl.errors import ConnectionFailed, KctlError
+
+_preloading: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Start importing kafka-python (~0.1 s of CPU) in a background thread, once per process, so
+    that it overlaps the librdkafka round trips a command makes before it needs kafka-python
+    (connecting, metadata, listing groups: time the main thread spends waiting in C, without the
+    GIL). A failed import is left to the main thread's own import, which reports it."""
+    global _preloading
+    if _preloading is not None or "kafka.admin" in sys.modules:
+        return
+
+    def load() -> None:
+        with suppress(Exception):  # the main thread imports it again and reports the failure
+            import kafka.admin  # noqa: F401
+
+    _preloading = threading.Thread(target=load, name="kctl-import-kafka-python", daemon=True)
+    _preloading.start()
 
 
 def connect(conn: Connection, admin: Any = None) -> Any:
@@ -86,6 +107,7 @@ class LazyClient:
     def __init__(self, admin: Any) -> None:
         self.admin = admin
         self._client: Any = None
+        preload()
 
     def __enter__(self) -> Self:
         return self

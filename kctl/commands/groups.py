@@ -287,9 +287,12 @@ def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
         ],
         "groups": [{"group": g, "lag": v} for g, v in sorted(group_totals.items())],
     }
+    by_group: dict[str, list[tuple[str, int]]] = {}
+    for (g, t), v in sorted(topic_totals.items()):
+        by_group.setdefault(g, []).append((t, v))
     footer = []
     for g, total in sorted(group_totals.items()):
-        per_topic = [(t, v) for (gg, t), v in sorted(topic_totals.items()) if gg == g]
+        per_topic = by_group.get(g, [])
         if len(per_topic) > 1:
             footer += [
                 {"group": g, "topic": t, "partition": "total", "lag": v} for t, v in per_topic
@@ -350,9 +353,9 @@ def lag(
         check_record_path(record)
     groups = [*(groups or []), *group_option]
     admin = Admin(connection())
-    cluster_id = admin.metadata().cluster_id
-    every = all_groups or not groups
-    with G.GroupReader(admin) as reader:
+    with G.GroupReader(admin) as reader:  # kafka-python loads while librdkafka connects
+        cluster_id = admin.metadata().cluster_id
+        every = all_groups or not groups
         while True:
             ids, listed = _chosen(admin, groups, all_groups, default_all=True)
             ts_ms = int(time.time() * 1000)
