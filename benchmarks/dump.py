@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_kctl
+
 
 def make_segment(
     path: Path, size_mb: int, codec: int, per_batch: int = 160, indexes: bool = False
@@ -218,6 +220,7 @@ def main() -> None:
         help="indexes: time only the .index and .timeindex (uncompressed case)",
     )
     args = ap.parse_args()
+    compile_kctl()
     py = sys.executable
     kctl = f"{py} -m kctl dump-segment"
     ref = None if args.skip_kafka else kafka_dump_log(args.kafka_libs)

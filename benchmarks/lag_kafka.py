@@ -26,6 +26,8 @@ import time
 import uuid
 from pathlib import Path
 
+from bytecode import compile_kctl
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
@@ -55,6 +57,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--bootstrap", help="an existing cluster (default: start a local one)")
     args = ap.parse_args()
+    compile_kctl()
 
     from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_kctl
+
 HEAVY = ("confluent_kafka", "kafka", "pyspark", "pyarrow")
 
 
@@ -39,6 +41,7 @@ def main() -> None:
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    compile_kctl()
     from kctl.local import kafka_cluster
     from kctl.local.kafka_jars import locate
 
