@@ -359,3 +359,46 @@ def test_the_summary_gives_each_partitions_first_and_last_delivered_offset(
         assert row["delivered"] == len(here) and row["failed"] == row["unknown"] == 0
     assert rows.get(1, {"first_offset": 2})["first_offset"] >= 2  # after the two before
     assert set(rows) == {m.partition() for m in mine}
+
+
+def test_no_offsets_keeps_exact_totals_without_per_partition_offsets(kctl, new_topic, bootstrap):
+    topic = new_topic(partitions=3)
+    lines = "".join(f"k{i % 5}\tv{i}\n" for i in range(500))
+    r = kctl(
+        "produce", topic, "--key-separator", "\t", "--no-offsets", "-o", "json", input=lines
+    )  # fmt: skip
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    assert (doc["delivered"], doc["failed"], doc["unknown"]) == (500, 0, 0)
+    assert doc["partitions"] == []  # only partitions with failures are known without reports
+    assert "delivered 500, failed 0, unknown 0," in r.stderr and " offsets " not in r.stderr
+    assert sorted(m.value() for m in read_all(bootstrap, topic)) == sorted(
+        f"v{i}".encode() for i in range(500)
+    )
+
+
+def test_no_offsets_still_counts_what_the_broker_rejects_per_partition(kctl, new_topic, bootstrap):
+    """The broker refuses a batch holding a record above the topic's max.message.bytes: the
+    failure reports still come with --no-offsets, so the counts and the partition row hold."""
+    topic = new_topic(partitions=1, config={"max.message.bytes": "2000"})
+    text = "small\n" + "x" * 5000 + "\nsmall-too\n"
+    r = kctl(
+        "produce", topic, "--no-offsets", "-X", "message.max.bytes=100000", "-o", "json",
+        input=text,
+    )  # fmt: skip
+    assert r.code == 1, r
+    doc = json.loads(r.stdout)
+    back = read_all(bootstrap, topic)
+    assert doc["failed"] >= 1 and doc["unknown"] == 0
+    assert doc["delivered"] + doc["failed"] == 3 and doc["delivered"] == len(back)
+    assert doc["partitions"] == [
+        {
+            "partition": 0,
+            "delivered": None,
+            "first_offset": None,
+            "last_offset": None,
+            "failed": doc["failed"],
+            "unknown": 0,
+        }
+    ]
+    assert doc["first_error"].startswith("MSG_SIZE_TOO_LARGE"), doc["first_error"]

@@ -49,6 +49,10 @@ class ProduceOptions:
     key_separator: bytes | None = None
     null_marker: bytes | None = None
     jsonl: bool = False
+    # Delivery reports for acknowledged records too (their partition and offset, for the
+    # summary's per-partition rows); False: librdkafka reports failures only (much less
+    # Python per record), and the totals stay exact (delivered = handed over - failed - unknown).
+    offsets: bool = True
 
 
 # Delivery report errors that mean the record is not on the broker: the client refused it or
@@ -103,6 +107,9 @@ class ProduceSummary:
     # Bad input that stopped reading (malformed JSON line, partition out of range): what was
     # handed to the client before it is still flushed and counted; the caller reports this last.
     error: KctlError | None = None
+    # False (--no-offsets): acknowledged records were not reported one by one, so per partition
+    # only failures are known; delivered counts and offsets per partition are None.
+    offsets: bool = True
 
     @property
     def rate(self) -> float:
@@ -131,7 +138,9 @@ class ProduceSummary:
 
     def partition_rows(self) -> list[dict[str, Any]]:
         """Every partition that was handed records: what the broker acknowledged there (count,
-        first and last offset; null offsets when it gave none) and what failed or is unknown."""
+        first and last offset; null offsets when it gave none) and what failed or is unknown.
+        Without per-record reports (``offsets`` False): the partitions with failed or unknown
+        records, their delivered count and offsets null."""
         rows = []
         for p in sorted(set(self.partitions) | set(self.spans)):
             failed, unknown = self.partitions.get(p, (0, 0))
@@ -139,7 +148,7 @@ class ProduceSummary:
             rows.append(
                 {
                     "partition": p,
-                    "delivered": count,
+                    "delivered": count if self.offsets else None,
                     "first_offset": first if first >= 0 else None,
                     "last_offset": last if last >= 0 else None,
                     "failed": failed,
@@ -201,6 +210,8 @@ def producer_config(opts: ProduceOptions) -> dict[str, Any]:
         cfg["batch.size"] = opts.batch_size
     if opts.transactional_id:
         cfg["transactional.id"] = opts.transactional_id
+    if not opts.offsets:
+        cfg["delivery.report.only.error"] = True
     return cfg
 
 
@@ -220,7 +231,7 @@ def produce(
     once when the final flush has taken a second with ``n`` records still unconfirmed."""
     from confluent_kafka import KafkaException
 
-    summary = ProduceSummary()
+    summary = ProduceSummary(offsets=opts.offsets)
     tally = _Tally()
 
     # The producer first: its connection, and its producer id, are under way while we check
