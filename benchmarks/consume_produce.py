@@ -125,17 +125,21 @@ def main() -> None:
                 got = consume_times(bs, n, args.runs, py, env, kenv, parts, libs, tag)
                 times.update(got)
                 pairs.append((f"kctl consume -o jsonl ({parts}p)", f"kcat -C -e -J ({parts}p)"))
-        produce_times: dict[str, list[float]] = {"kctl produce": [], "kcat -P": []}
+        produce_times: dict[str, list[float]] = {
+            "kctl produce": [],
+            "kcat -P": [],
+            "kctl produce --no-offsets": [],
+        }
         if libs:
             produce_times["kafka-console-producer.sh"] = []
             produce_times["kafka-producer-perf-test.sh"] = []
         for run in range(args.runs if args.work != "consume" else 0):
-            for name in produce_times:
-                topic = f"bench-produce-{tag}-{name.split()[0].split('.')[0]}-{run}"
+            for which, name in enumerate(produce_times):
+                topic = f"bench-produce-{tag}-{which}-{run}"
                 create(bs, topic)
-                if name == "kctl produce":
+                if name.startswith("kctl produce"):
                     cmd = [py, "-m", "kctl", "produce", topic, "--key-separator", "\\t",
-                           "--file", str(data)]  # fmt: skip
+                           "--file", str(data), *name.split()[2:]]  # fmt: skip
                     produce_times[name].append(wall(cmd, env))
                 elif name == "kcat -P":
                     cmd = ["kcat", "-P", "-b", bs, "-t", topic, "-K", "\t", "-l", str(data)]
