@@ -1,0 +1,94 @@
+"""groups lag sends a number of requests per broker that does not grow with the groups: counted
+on the real cluster from the two clients themselves (kafka-python's requests as kctl hands them
+over, librdkafka's ListOffsets from its own protocol log)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from typing import Any
+
+import pytest
+from conftest import commit_offsets, on_tansu, unique
+
+pytestmark = pytest.mark.skipif(on_tansu(), reason="counts requests of real Kafka's brokers")
+
+PARTITIONS = 6
+
+
+class _SentLog(logging.Handler):
+    """librdkafka's protocol log: "<broker>/<id>: Sent ListOffsetsRequest (v..)" lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.sent: Counter[tuple[str, str]] = Counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        match = re.search(r"(\S+/\d+): Sent (\w+)Request ", record.getMessage())
+        if match:
+            self.sent[(match.group(2), match.group(1))] += 1
+
+
+def lag_requests(bootstrap: str, groups: list[str]) -> tuple[int, Counter[tuple[str, Any]]]:
+    """Rows of ``kctl groups lag GROUPS`` (the function behind it) and the requests it sent,
+    per (API, broker)."""
+    from kctl.broker import groups as G
+    from kctl.broker.client import Admin
+    from kctl.broker.connect import Connection
+
+    conn = Connection(bootstrap_servers=bootstrap, extra={"debug": "protocol"})
+    admin = Admin(conn)
+    log = _SentLog()
+    rdkafka = logging.getLogger("kctl.librdkafka")
+    rdkafka.addHandler(log)
+    rdkafka.setLevel(logging.DEBUG)
+    sent: Counter[tuple[str, Any]] = Counter()
+    try:
+        with G.GroupReader(admin) as reader:
+            plain_send = reader.send
+
+            def counted(request: Any, what: str, node_id: int | None = None) -> Any:
+                sent[(type(request).__name__.removesuffix("Request"), node_id)] += 1
+                return plain_send(request, what, node_id)
+
+            reader.send = counted  # type: ignore[method-assign]
+            rows = G.lag_samples(admin, reader, groups)
+        for _ in range(50):  # serve the log lines librdkafka queued (bounded)
+            if not admin.client.poll(0.1):
+                break
+    finally:
+        rdkafka.removeHandler(log)
+    sent.update({(api, broker): n for (api, broker), n in log.sent.items() if api == "ListOffsets"})
+    assert {r["group"] for r in rows} == set(groups)
+    assert all(r["lag"] == 1 for r in rows), rows[:3]
+    return len(rows), sent
+
+
+def test_lag_requests_per_broker_do_not_grow_with_the_number_of_groups(bootstrap, new_topic):
+    from confluent_kafka import Producer
+
+    topic = new_topic(partitions=PARTITIONS)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(PARTITIONS):
+        producer.produce(topic, b"x", partition=p)
+        producer.produce(topic, b"y", partition=p)
+    assert producer.flush(30) == 0
+    groups = [unique("lag-requests") for _ in range(36)]
+    for g in groups:
+        commit_offsets(bootstrap, g, {(topic, p): 1 for p in range(PARTITIONS)})
+
+    few_rows, few = lag_requests(bootstrap, groups[:3])
+    many_rows, many = lag_requests(bootstrap, groups)
+    assert (few_rows, many_rows) == (3 * PARTITIONS, 36 * PARTITIONS)
+    for sent in (few, many):
+        per_api = Counter(api for api, _broker in sent.elements())
+        # One FindCoordinator (batched, v4+) for all groups; one DescribeGroups and one
+        # OffsetFetch per coordinator; two ListOffsets rounds, one request per leader each.
+        assert per_api["FindCoordinator"] == 1, sent
+        assert all(n == 1 for (api, _), n in sent.items() if api != "ListOffsets"), sent
+        assert all(n <= 2 for (api, _), n in sent.items() if api == "ListOffsets"), sent
+        assert 1 <= per_api["DescribeGroups"] == per_api["OffsetFetch"] <= 3, sent
+        assert 2 <= per_api["ListOffsets"] <= 6, sent
+    # Twelve times the groups, at most the brokers' count of each request: never per group.
+    assert sum(many.values()) <= 1 + 3 + 3 + 6 < len(groups), many
