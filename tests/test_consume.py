@@ -322,7 +322,14 @@ def _raw_messages(bootstrap: str, topic: str, n: int) -> list:
 def test_jsonl_block_writes_the_same_bytes_as_record_by_record(new_topic, bootstrap):
     import io
 
-    from kctl.formatters.stream import JsonLinesWriter, jsonl_block
+    from kctl.formatters.stream import JsonLinesWriter, py_jsonl_block
+    from kctl.formatters.stream import jsonl_block as chosen
+
+    def jsonl_block(msgs: list) -> bytes | None:
+        """The C function (when built) and the Python one, which must agree."""
+        got = chosen(msgs)
+        assert got == py_jsonl_block(msgs)
+        return got
 
     def general(msgs: list) -> bytes:
         out = io.BytesIO()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -102,7 +102,8 @@ class OffsetGaps:
         self.pairs: list[tuple[int, int]] = []
         self.count = 0
 
-    def check(self, offsets: list[int]) -> None:
+    def check(self, offsets: Sequence[int]) -> None:
+        """``offsets``: one batch's, in order (a ``range`` when known consecutive)."""
         import itertools
 
         if not offsets:
@@ -111,7 +112,9 @@ class OffsetGaps:
         if self.last != -1 and first != self.last + 1:
             self._add(self.last, first)
         n = len(offsets)
-        if offsets[-1] - first != n - 1 or offsets != list(range(first, first + n)):
+        if isinstance(offsets, range) and offsets.step == 1:
+            pass  # consecutive by construction
+        elif offsets[-1] - first != n - 1 or list(offsets) != list(range(first, first + n)):
             for a, b in itertools.pairwise(offsets):
                 if b != a + 1:
                     self._add(a, b)

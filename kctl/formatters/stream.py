@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import functools
 import io
 import itertools
 import operator
@@ -265,6 +266,22 @@ _JSON_PLAIN = bytes(b for b in range(0x20, 0x100) if b not in b'"\\')
 
 
 def jsonl_block(msgs: list[Any]) -> bytes | None:
+    """:func:`py_jsonl_block`, in C when kctl._native is built (~0.3 µs a record instead of
+    ~1.1: the same bytes, the same cases declined)."""
+    native = _native()
+    if native is None:
+        return py_jsonl_block(msgs)
+    return native.jsonl_block(msgs, TIMESTAMP_TYPES)
+
+
+@functools.cache
+def _native() -> Any:
+    from kctl.native import load
+
+    return load()
+
+
+def py_jsonl_block(msgs: list[Any]) -> bytes | None:
     """The JSON lines of a batch of one topic's records, made with one ``%`` over the whole batch
     instead of a dict and an orjson call per record — exactly the bytes
     :class:`JsonLinesWriter` writes record by record — or None when the fast way does not

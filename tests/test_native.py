@@ -1,0 +1,321 @@
+"""kctl._native, the C loops, against the pure Python functions they replace: the same result
+(or the same refusal) on every input — generated record batches with their damage, consumed
+messages of every shape, produce loops with refused records. The slower end-to-end tests (dump,
+consume, produce on the real cluster) run through whichever is loaded; this file checks the two
+agree, and that the extension was built where scripts/test.sh runs (KCTL_REQUIRE_NATIVE=1)."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from kctl.native import load
+
+native = load()
+needs_native = pytest.mark.skipif(native is None, reason="kctl._native is not built here")
+
+
+def test_the_extension_is_built_where_the_test_script_runs() -> None:
+    if os.environ.get("KCTL_REQUIRE_NATIVE") != "1":
+        pytest.skip("KCTL_REQUIRE_NATIVE is not set (scripts/test.sh sets it)")
+    assert native is not None, "kctl._native did not build: see pip's output for setup.py"
+
+
+def test_kctl_native_0_selects_the_python_functions() -> None:
+    code = (
+        "from kctl.logfmt import fast; from kctl.formatters import stream;"
+        "print(fast.records_json is fast.py_records_json, stream._native())"
+    )
+    env = {**os.environ, "KCTL_NATIVE": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "None"], out.stderr
+
+
+# ---- records_json: dump-segment's deep fast path ------------------------------------------
+
+
+def _same(got: tuple | None, want: tuple | None) -> bool:
+    """The C result equals the Python one; its offsets a range exactly when consecutive."""
+    if got is None or want is None:
+        return got is want
+    text, offsets = got
+    consecutive = want[1] == list(range(want[1][0], want[1][0] + len(want[1])))
+    return text == want[0] and list(offsets) == want[1] and isinstance(offsets, range) == consecutive
+
+
+def _zigzag(v: int) -> bytes:
+    raw = (v << 1) ^ (v >> 63)
+    raw &= (1 << 64) - 1
+    out = bytearray()
+    while raw >= 0x80:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def _record(rng: random.Random, i: int) -> bytes:
+    """One v2 record; its fields sometimes of one, two, three or four varint bytes, sometimes
+    with headers (which the fast path declines)."""
+
+    def num(small: int) -> int:
+        if rng.random() < 0.9:
+            return small
+        return rng.choice([rng.randrange(1 << 13), rng.randrange(1 << 19), 1 << 21, -3])
+
+    key = None if rng.random() < 0.3 else os.urandom(rng.choice([0, 3, 200]))
+    value = None if rng.random() < 0.1 else os.urandom(rng.choice([0, 5, 100, 9000]))
+    body = (
+        b"\x00"
+        + _zigzag(num(7 * i))
+        + _zigzag(num(i))
+        + (_zigzag(-1) if key is None else _zigzag(len(key)) + key)
+        + (_zigzag(-1) if value is None else _zigzag(len(value)) + value)
+        + (b"\x02\x02h\x00" if rng.random() < 0.005 else b"\x00")
+    )
+    return _zigzag(len(body)) + body
+
+
+def _mutate(rng: random.Random, data: bytes) -> bytes:
+    b = bytearray(data)
+    what = rng.randrange(4)
+    if what == 0 and b:
+        b[rng.randrange(len(b))] = rng.randrange(256)
+    elif what == 1 and b:
+        del b[rng.randrange(len(b)) :]
+    elif what == 2:
+        b += bytes([rng.randrange(256)])
+    else:
+        b[:0] = b"\x80"
+    return bytes(b)
+
+
+@needs_native
+def test_records_json_in_c_matches_python_on_generated_and_damaged_batches() -> None:
+    from kctl.logfmt.fast import py_records_json
+
+    assert native is not None
+    rng = random.Random(20261125)
+    bases = [0, 7, 1 << 40, -(1 << 63) + (1 << 32), -(1 << 63) + (1 << 32) + 1]
+    bases += [(1 << 63) - (1 << 32), (1 << 63) - (1 << 32) - 1, -1]
+    compared = accepted = 0
+    for _ in range(3000):
+        count = rng.choice([1, 2, 5, 40])
+        data = b"".join(_record(rng, i) for i in range(count))
+        if rng.random() < 0.3:
+            data = _mutate(rng, data)
+        odd = rng.random() < 0.3  # edges of the 64-bit range, wrong counts
+        args = (
+            data,
+            rng.choice(bases) if odd else 7,
+            rng.choice([0, -5, (1 << 63) - (1 << 32)]) if odd else 1_700_000_000_000,
+            rng.choice([count - 1, count + 1, 0, count]) if odd else count,
+            rng.choice([-1, 0, 12, 2**31 - 1, -7]),
+        )
+        for text in (None, "CreateTime", "LogAppendTime"):
+            want = py_records_json(*args, text=text)
+            assert _same(native.records_json(*args, text=text), want), (args, text)
+            compared += 1
+            accepted += want is not None
+    # Both outcomes well represented: the fast path taken, and declined.
+    assert accepted > 1000 and compared - accepted > 1000, (accepted, compared)
+
+
+@needs_native
+def test_records_json_in_c_reads_memoryviews_of_a_real_segment() -> None:
+    """The broker-written segment in tests/data, as dump-segment hands it over (memoryviews of
+    a map): both functions, every batch, text and JSON."""
+    import mmap
+    from pathlib import Path
+
+    from kctl.logfmt import batch as B
+    from kctl.logfmt.fast import py_records_json
+
+    assert native is not None
+    segs = sorted(Path(__file__).parent.joinpath("data").rglob("*.log"))
+    assert segs
+    batches = 0
+    for seg in segs:
+        with seg.open("rb") as f:
+            if not seg.stat().st_size:
+                continue
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            mv = memoryview(mm)
+            try:
+                for b in B.scan(mv):
+                    if b.magic != 2 or b.is_control:
+                        continue
+                    try:
+                        payload = B.v2_payload(mv, b, 1 << 28)
+                    except ValueError:
+                        continue
+                    args = (payload, b.base_offset, b.first_timestamp, b.count, b.base_sequence)
+                    for text in (None, "CreateTime"):
+                        got = native.records_json(*args, text)
+                        assert _same(got, py_records_json(*args, text))
+                    batches += 1
+                    del payload
+            finally:
+                mv.release()
+                mm.close()
+    assert batches > 0
+
+
+# ---- jsonl_block: consume -o jsonl -------------------------------------------------------
+
+
+def _message(rng: random.Random, i: int, topic: str, variant: str) -> object:
+    from confluent_kafka import Message
+
+    texts = [b"plain text", "é ✓ 😀".encode(), b"", b"x" * 300]
+    value: bytes | None = rng.choice(texts) + b"%d" % i
+    key: bytes | None = b"k%d" % i
+    headers = None
+    ts = (1, 1_700_000_000_000 + i)
+    epoch = 4
+    if variant == "unkeyed":
+        key = None
+    elif variant == "odd":
+        pick = rng.randrange(12)
+        if pick == 0:
+            value = b'say "hi"'
+        elif pick == 1:
+            value = b"back\\slash"
+        elif pick == 2:
+            value = b"\x1f"
+        elif pick == 3:
+            value = "é".encode()[:1]
+        elif pick == 4:
+            value = b"\xed\xa0\x80"  # a surrogate: not UTF-8
+        elif pick == 5:
+            value = None
+        elif pick == 6:
+            key = None
+        elif pick == 7:
+            headers = [("h", b"1")]
+        elif pick == 8:
+            ts = (0, -1)
+        elif pick == 9:
+            ts = (2, 5)
+        elif pick == 10:
+            epoch = -1  # leader_epoch() None
+        else:
+            topic = "other"
+    return Message(
+        topic=topic,
+        partition=rng.randrange(3),
+        offset=rng.choice([i, 1 << 40]),
+        key=key,
+        value=value,
+        headers=headers,
+        timestamp=ts,
+        leader_epoch=epoch,
+    )
+
+
+@needs_native
+@pytest.mark.parametrize("variant", ["keyed", "unkeyed", "odd"])
+def test_jsonl_block_in_c_matches_python(variant: str) -> None:
+    from kctl.formatters.stream import TIMESTAMP_TYPES, py_jsonl_block
+
+    assert native is not None
+    rng = random.Random(variant)
+    taken = 0
+    for _ in range(400):
+        n = rng.choice([1, 2, 7])
+        msgs = [_message(rng, i, "orders", variant) for i in range(n)]
+        want = py_jsonl_block(msgs)
+        assert native.jsonl_block(msgs, TIMESTAMP_TYPES) == want, msgs
+        taken += want is not None
+    assert taken > (0 if variant == "odd" else 399)
+    assert native.jsonl_block([], TIMESTAMP_TYPES) is None
+
+
+# ---- produce_lines: produce's plain and keyed loops ----------------------------------------
+
+
+class _Refusing:
+    """A produce() that records its calls and raises ``exc`` at the given call numbers."""
+
+    def __init__(self, refuse: dict[int, BaseException]) -> None:
+        self.calls: list[tuple[object, ...]] = []
+        self.refuse = refuse
+        self.n = 0
+
+    def __call__(self, *args: object) -> None:
+        self.n += 1
+        if self.n in self.refuse:
+            raise self.refuse[self.n]
+        self.calls.append(args)
+
+
+@needs_native
+def test_produce_lines_in_c_calls_produce_as_the_python_loop_does() -> None:
+    assert native is not None
+    lines = [b"k1\tv1", b"no separator", b"\tempty key", b"k\t", b"a\tb\tc", b"", b"k::v"]
+    p = _Refusing({})
+    assert native.produce_lines(p, "t", lines, 0, b"\t", (BufferError,)) == (7, 3)
+    want = []
+    for line in lines:
+        k, sep, v = line.partition(b"\t")
+        want.append(("t", v, k) if sep else ("t", line))
+    assert p.calls == want
+    p = _Refusing({})
+    assert native.produce_lines(p, "t", lines, 2, b"::", (BufferError,)) == (7, 4)
+    assert p.calls[-1] == ("t", b"v", b"k")
+    p = _Refusing({})
+    assert native.produce_lines(p, "t", lines, 0, None, (BufferError,)) == (7, 0)
+    assert p.calls == [("t", line) for line in lines]
+
+
+@needs_native
+def test_produce_lines_in_c_stops_at_a_refused_line_and_propagates_the_rest() -> None:
+    assert native is not None
+    lines = [b"a\t1", b"b", b"c\t3"]
+    p = _Refusing({2: BufferError("full")})
+    # Stopped at index 1: nothing of it handed over; unkeyed counts only lines that went.
+    assert native.produce_lines(p, "t", lines, 0, b"\t", (BufferError,)) == (1, 0)
+    assert p.calls == [("t", b"1", b"a")]
+    p = _Refusing({1: KeyError("boom")})
+    with pytest.raises(KeyError):
+        native.produce_lines(p, "t", lines, 0, b"\t", (BufferError,))
+    with pytest.raises(TypeError):
+        native.produce_lines(p, "t", [b"x", "text"], 0, None, (BufferError,))
+
+
+@pytest.mark.broker
+def test_produce_through_the_c_loop_and_the_python_loop_delivers_the_same(
+    kctl, new_topic, bootstrap, tmp_path
+) -> None:
+    """The same keyed file produced twice, once with KCTL_NATIVE=0: the same records on the
+    topic and the same totals."""
+    import json
+
+    lines = [b"k%d\tvalue %d" % (i % 7, i) if i % 5 else b"unkeyed %d" % i for i in range(3000)]
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    got = []
+    for flag in ("1", "0"):
+        topic = new_topic(partitions=3)
+        run = kctl(
+            "produce", topic, "--file", str(src), "--key-separator", "\t", "-o", "json",
+            env={"KCTL_NATIVE": flag},
+        )  # fmt: skip
+        assert run.code == 0, run
+        summary = json.loads(run.stdout)
+        assert summary["delivered"] == 3000
+        read = kctl("consume", topic, "--from-beginning", "--max-messages", "3000", "-o", "jsonl")
+        assert read.code == 0, read
+        # Keyed records land by the key's hash; unkeyed ones anywhere.
+        recs = sorted(
+            (d["key"] or "", d["value"], d["partition"] if d["key"] else -1)
+            for d in map(json.loads, read.stdout.splitlines())
+        )
+        got.append((summary["bytes"], recs))
+    assert got[0] == got[1]
+    assert len(got[0][1]) == 3000
+    assert got[0][0] == sum(len(line) for line in lines) - 2400  # the separators not counted
