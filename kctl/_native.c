@@ -9,8 +9,10 @@
  *   jsonl_block(msgs, types)
  *       == kctl.formatters.stream.jsonl_block: a batch of consumed confluent-kafka messages
  *       as JSON lines (consume -o jsonl);
- *   produce_lines(produce, topic, lines, start, sep, catch)
- *       the loop of kctl.broker.produce.Sender.plain/keyed: one produce() call per line.
+ *   produce_lines(produce, topic, lines, start, sep, catch),
+ *   produce_chunk(produce, topic, data, start, end, sep, catch)
+ *       the loops of kctl.broker.produce.Sender.plain/keyed: one produce() call per line (of a
+ *       list, or of a chunk of input read as it is).
  *
  * Each returns None (or stops early) wherever the Python function would, so the callers keep
  * one behaviour; tests compare both on real and generated inputs.
@@ -557,7 +559,59 @@ done:
     return result;
 }
 
-/* ---- produce_lines --------------------------------------------------------------------- */
+/* ---- produce_lines, produce_chunk ----------------------------------------------------- */
+
+/* One line to produce(): with a separator found, produce(topic, value, key); else
+ * produce(topic, line) (``line_obj`` when the caller has the line as an object already).
+ * Returns produce()'s result (NULL with the exception set); *plain set when it went as a value
+ * alone while a separator was asked for. */
+static PyObject *produce_one(PyObject *produce, PyObject *topic, PyObject *line_obj,
+                             const char *lb, Py_ssize_t ll, const char *sbuf, Py_ssize_t slen,
+                             int *plain) {
+    const char *at = NULL;
+    if (sbuf)
+        at = slen == 1 ? memchr(lb, sbuf[0], (size_t)ll) : memmem(lb, (size_t)ll, sbuf, (size_t)slen);
+    *plain = sbuf && !at;
+    PyObject *res;
+    if (at) {
+        Py_ssize_t kl = at - lb;
+        PyObject *call[3];
+        call[0] = topic;
+        call[2] = PyBytes_FromStringAndSize(lb, kl);
+        if (!call[2])
+            return NULL;
+        call[1] = PyBytes_FromStringAndSize(at + slen, ll - kl - slen);
+        if (!call[1]) {
+            Py_DECREF(call[2]);
+            return NULL;
+        }
+        res = PyObject_Vectorcall(produce, call, 3, NULL);
+        Py_DECREF(call[1]);
+        Py_DECREF(call[2]);
+        return res;
+    }
+    PyObject *value = line_obj ? Py_NewRef(line_obj) : PyBytes_FromStringAndSize(lb, ll);
+    if (!value)
+        return NULL;
+    PyObject *call[2] = {topic, value};
+    res = PyObject_Vectorcall(produce, call, 2, NULL);
+    Py_DECREF(value);
+    return res;
+}
+
+static int parse_sep(PyObject *sep, const char **sbuf, Py_ssize_t *slen) {
+    *sbuf = NULL;
+    *slen = 0;
+    if (sep == Py_None)
+        return 0;
+    if (!PyBytes_Check(sep) || PyBytes_GET_SIZE(sep) == 0) {
+        PyErr_SetString(PyExc_TypeError, "sep must be non-empty bytes or None");
+        return -1;
+    }
+    *sbuf = PyBytes_AS_STRING(sep);
+    *slen = PyBytes_GET_SIZE(sep);
+    return 0;
+}
 
 /* produce_lines(produce, topic, lines, start, sep, catch) -> (stopped, unkeyed)
  * Calls produce(topic, line) for each line from ``start`` on, or with ``sep`` (bytes)
@@ -571,16 +625,10 @@ static PyObject *produce_lines(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOO!nOO", &produce, &topic, &PyList_Type, &lines, &start, &sep,
                           &catch))
         return NULL;
-    const char *sbuf = NULL;
-    Py_ssize_t slen = 0;
-    if (sep != Py_None) {
-        if (!PyBytes_Check(sep) || PyBytes_GET_SIZE(sep) == 0) {
-            PyErr_SetString(PyExc_TypeError, "sep must be non-empty bytes or None");
-            return NULL;
-        }
-        sbuf = PyBytes_AS_STRING(sep);
-        slen = PyBytes_GET_SIZE(sep);
-    }
+    const char *sbuf;
+    Py_ssize_t slen;
+    if (parse_sep(sep, &sbuf, &slen) < 0)
+        return NULL;
     Py_ssize_t n = PyList_GET_SIZE(lines), unkeyed = 0, i;
     if (start < 0)
         start = 0;
@@ -590,37 +638,9 @@ static PyObject *produce_lines(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_TypeError, "lines must be bytes");
             return NULL;
         }
-        PyObject *res;
-        const char *at = NULL;
-        if (sbuf) {
-            const char *lb = PyBytes_AS_STRING(line);
-            Py_ssize_t ll = PyBytes_GET_SIZE(line);
-            at = slen == 1 ? memchr(lb, sbuf[0], (size_t)ll)
-                           : memmem(lb, (size_t)ll, sbuf, (size_t)slen);
-        }
-        if (at) {
-            const char *lb = PyBytes_AS_STRING(line);
-            Py_ssize_t ll = PyBytes_GET_SIZE(line);
-            Py_ssize_t kl = at - lb;
-            PyObject *call[3];
-            call[0] = topic;
-            call[2] = PyBytes_FromStringAndSize(lb, kl);
-            if (!call[2])
-                return NULL;
-            call[1] = PyBytes_FromStringAndSize(at + slen, ll - kl - slen);
-            if (!call[1]) {
-                Py_DECREF(call[2]);
-                return NULL;
-            }
-            res = PyObject_Vectorcall(produce, call, 3, NULL);
-            Py_DECREF(call[1]);
-            Py_DECREF(call[2]);
-        } else {
-            PyObject *call[2] = {topic, line};
-            res = PyObject_Vectorcall(produce, call, 2, NULL);
-            if (res && sbuf)
-                unkeyed++;
-        }
+        int plain;
+        PyObject *res = produce_one(produce, topic, line, PyBytes_AS_STRING(line),
+                                    PyBytes_GET_SIZE(line), sbuf, slen, &plain);
         if (!res) {
             if (PyErr_ExceptionMatches(catch)) {
                 PyErr_Clear();
@@ -628,9 +648,58 @@ static PyObject *produce_lines(PyObject *self, PyObject *args) {
             }
             return NULL;
         }
+        unkeyed += plain;
         Py_DECREF(res);
     }
     return Py_BuildValue("(nn)", i, unkeyed);
+}
+
+/* produce_chunk(produce, topic, data, start, end, sep, catch) -> (stopped, records, nbytes, unkeyed)
+ * The lines of data[start:end] — each ending in a newline, but for the last, which may end at
+ * ``end`` without one — handed to produce() as produce_lines does, without a bytes object per
+ * line. ``stopped``: where the line that produce() refused (an exception of ``catch``) starts,
+ * or ``end`` when all went; ``records`` handed over, their key and value bytes, and how many of
+ * them had no separator. */
+static PyObject *produce_chunk(PyObject *self, PyObject *args) {
+    PyObject *produce, *topic, *sep, *catch;
+    Py_buffer view;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "OOy*nnOO", &produce, &topic, &view, &start, &end, &sep, &catch))
+        return NULL;
+    const char *sbuf;
+    Py_ssize_t slen;
+    PyObject *result = NULL;
+    if (parse_sep(sep, &sbuf, &slen) < 0)
+        goto done;
+    if (start < 0 || end > view.len || start > end) {
+        PyErr_SetString(PyExc_ValueError, "start and end must lie within data");
+        goto done;
+    }
+    const char *d = view.buf;
+    Py_ssize_t pos = start, records = 0, nbytes = 0, unkeyed = 0;
+    while (pos < end) {
+        const char *nl = memchr(d + pos, '\n', (size_t)(end - pos));
+        Py_ssize_t line_end = nl ? nl - d : end;
+        int plain;
+        PyObject *res =
+            produce_one(produce, topic, NULL, d + pos, line_end - pos, sbuf, slen, &plain);
+        if (!res) {
+            if (PyErr_ExceptionMatches(catch)) {
+                PyErr_Clear();
+                break;
+            }
+            goto done;
+        }
+        Py_DECREF(res);
+        records++;
+        unkeyed += plain;
+        nbytes += line_end - pos - (sbuf && !plain ? slen : 0);
+        pos = nl ? line_end + 1 : end;
+    }
+    result = Py_BuildValue("(nnnn)", pos, records, nbytes, unkeyed);
+done:
+    PyBuffer_Release(&view);
+    return result;
 }
 
 static PyMethodDef methods[] = {
@@ -641,6 +710,9 @@ static PyMethodDef methods[] = {
      "jsonl_block(msgs, types): see kctl.formatters.stream.jsonl_block."},
     {"produce_lines", produce_lines, METH_VARARGS,
      "produce_lines(produce, topic, lines, start, sep, catch) -> (stopped, unkeyed)."},
+    {"produce_chunk", produce_chunk, METH_VARARGS,
+     "produce_chunk(produce, topic, data, start, end, sep, catch) -> (stopped, records, nbytes, "
+     "unkeyed)."},
     {NULL, NULL, 0, NULL},
 };
 

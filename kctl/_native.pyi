@@ -17,3 +17,12 @@ def produce_lines(
     sep: bytes | None,
     catch: tuple[type[BaseException], ...],
 ) -> tuple[int, int]: ...
+def produce_chunk(
+    produce: Any,
+    topic: str,
+    data: bytes,
+    start: int,
+    end: int,
+    sep: bytes | None,
+    catch: tuple[type[BaseException], ...],
+) -> tuple[int, int, int, int]: ...

@@ -44,7 +44,9 @@ def _same(got: tuple | None, want: tuple | None) -> bool:
         return got is want
     text, offsets = got
     consecutive = want[1] == list(range(want[1][0], want[1][0] + len(want[1])))
-    return text == want[0] and list(offsets) == want[1] and isinstance(offsets, range) == consecutive
+    return (
+        text == want[0] and list(offsets) == want[1] and isinstance(offsets, range) == consecutive
+    )
 
 
 def _zigzag(v: int) -> bytes:
@@ -285,6 +287,40 @@ def test_produce_lines_in_c_stops_at_a_refused_line_and_propagates_the_rest() ->
         native.produce_lines(p, "t", lines, 0, b"\t", (BufferError,))
     with pytest.raises(TypeError):
         native.produce_lines(p, "t", [b"x", "text"], 0, None, (BufferError,))
+
+
+@needs_native
+def test_produce_chunk_in_c_calls_produce_for_each_line_of_the_chunk() -> None:
+    """The lines of a chunk as split_lines + produce_lines hand them over: an unterminated last
+    piece left alone unless it is the end, empty lines as empty values, a refused line's start
+    returned with the counts of what went before it."""
+    from kctl.produce_input import split_lines
+
+    assert native is not None
+    data = b"k1\tv1\nno separator\n\n\tempty key\nk\t\na\tb\tc\nunfinished"
+    end = data.rfind(b"\n") + 1
+    for sep in (b"\t", None, b"::"):
+        p = _Refusing({})
+        stopped, records, nbytes, unkeyed = native.produce_chunk(
+            p, "t", data, 0, end, sep, (BufferError,)
+        )
+        ((lines, size),) = list(split_lines([data[:end]]))
+        q = _Refusing({})
+        assert native.produce_lines(q, "t", lines, 0, sep, (BufferError,)) == (len(lines), unkeyed)
+        assert p.calls == q.calls and stopped == end and records == len(lines)
+        keyed = len(lines) - unkeyed if sep else 0
+        assert nbytes == size - keyed * len(sep or b"")
+    p = _Refusing({})
+    got = native.produce_chunk(p, "t", data, end, len(data), b"\t", (BufferError,))
+    assert got == (len(data), 1, len(b"unfinished"), 1) and p.calls == [("t", b"unfinished")]
+    p = _Refusing({3: BufferError("full")})
+    stopped, records, nbytes, unkeyed = native.produce_chunk(
+        p, "t", data, 0, end, b"\t", (BufferError,)
+    )
+    assert data[stopped:].startswith(b"\n\tempty key") and records == 2
+    assert nbytes == 4 + len(b"no separator") and unkeyed == 1
+    with pytest.raises(ValueError):
+        native.produce_chunk(p, "t", data, 5, len(data) + 1, None, (BufferError,))
 
 
 @pytest.mark.broker

@@ -645,6 +645,9 @@ class Sender:
     ) -> None:
         """Every line of every source, until the end or a signal."""
         loop = self._shape()
+        if self.native is not None and loop in (self.plain, self.keyed) and not self.opts.rate:
+            self._chunks(sources, progress)
+            return
         poll = self.producer.poll
         for _name, stream in sources:
             lines_iter = split_lines(read_chunks(stream, progress))
@@ -671,6 +674,69 @@ class Sender:
                     self.nudge = None
                 if self.halt():
                     return
+
+    def _chunks(
+        self, sources: Iterable[tuple[str, IO[bytes]]], progress: Callable[[int], None] | None
+    ) -> None:
+        """:meth:`sources` for the plain and keyed shapes with kctl._native: the C loop walks
+        the lines of each chunk as read (no bytes object per line)."""
+        poll = self.producer.poll
+        for _name, stream in sources:
+            chunks = read_chunks(stream, progress)
+            tail = b""
+            while True:
+                self.sig.reading = True  # a signal while blocked on input raises _Stop here
+                try:
+                    chunk = next(chunks, None)
+                finally:
+                    self.sig.reading = False
+                if chunk is None:
+                    break
+                if self.halt():  # delivery stalled while we waited for input
+                    return
+                data = tail + chunk if tail else chunk
+                end = data.rfind(b"\n") + 1  # complete lines only; the rest waits
+                self._native_chunk(data, end)
+                tail = data[end:]
+                poll(0)
+                if self.nudge is not None and not self.nudge():
+                    self.nudge = None
+                if self.halt():
+                    return
+            if tail:
+                self._native_chunk(tail, len(tail))  # the last line, without a newline
+                poll(0)
+
+    def _native_chunk(self, data: bytes, end: int) -> None:
+        """The lines of ``data[:end]`` through kctl._native.produce_chunk; a line produce()
+        refuses (queue full, too large) goes through :meth:`send`, then the C loop goes on."""
+        from confluent_kafka import KafkaException
+
+        assert self.native is not None
+        loop = self.native.produce_chunk
+        produce_, topic = self.producer.produce, self.opts.topic
+        ksep = self.opts.key_separator
+        catch = (BufferError, KafkaException)
+        pos = 0
+        while pos < end:
+            pos, records, nbytes, _ = loop(produce_, topic, data, pos, end, ksep, catch)
+            self.sent += records
+            self.nbytes += nbytes
+            if pos >= end:
+                break
+            nl = data.find(b"\n", pos, end)
+            line_end = end if nl < 0 else nl
+            line = data[pos:line_end]
+            k, sep, v = line.partition(ksep) if ksep is not None else (b"", b"", line)
+            if sep:
+                self.send(v, k, None, None, None)  # raises _Stop: counts are exact
+                self.nbytes += len(k) + len(v)
+            else:
+                self.send(line, None, None, None, None)
+                self.nbytes += len(line)
+            self.sent += 1
+            pos = line_end + 1
+        self.producer.poll(0)
 
     def _pace(self) -> None:
         rate = self.opts.rate
