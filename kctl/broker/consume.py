@@ -213,8 +213,12 @@ class Consumption:
         size = self.opts.batch
         join_deadline = time.monotonic() + max(60.0, self.conn.timeout * 4)
         eof_code = KafkaError._PARTITION_EOF
+        # consume() returns when it has ``size`` messages or the wait is over: a partial batch
+        # (the tail of a read, a partition's end) waits it out in full, so reads to the end
+        # wait 10 ms; --follow 50 ms (fewer wake-ups while idle).
+        wait = 0.05 if self.opts.follow else 0.01
         while (left is None or left > 0) and not self.stopping:
-            msgs = consume(size if left is None else min(size, left), 0.05)
+            msgs = consume(size if left is None else min(size, left), wait)
             if not msgs:
                 if self.done():
                     return
