@@ -50,14 +50,9 @@ def _same(got: tuple | None, want: tuple | None) -> bool:
 
 
 def _zigzag(v: int) -> bytes:
-    raw = (v << 1) ^ (v >> 63)
-    raw &= (1 << 64) - 1
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
+    from test_logfmt_schemas import uv  # Kafka's varints, written independently of kctl
+
+    return uv(((v << 1) ^ (v >> 63)) & ((1 << 64) - 1))
 
 
 def _record(rng: random.Random, i: int) -> bytes:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from kctl.broker.client import Admin, ErrorLog, error_text, make_producer, translate
 from kctl.broker.connect import Connection
@@ -27,6 +27,7 @@ from kctl.produce_input import (
 from kctl.signals import SignalTrap
 
 POLL_EVERY = 4096
+T = TypeVar("T")
 # Without --linger-ms: full batches (batch.size, 1 MB by default) rather than librdkafka's 5 ms
 # default; fewer, larger requests cost both the client and the broker less CPU per record.
 # The end of input and a signal flush at once, whatever the linger.
@@ -648,20 +649,8 @@ class Sender:
         if self.native is not None and loop in (self.plain, self.keyed) and not self.opts.rate:
             self._chunks(sources, progress)
             return
-        poll = self.producer.poll
         for _name, stream in sources:
-            lines_iter = split_lines(read_chunks(stream, progress))
-            while True:
-                self.sig.reading = True  # a signal while blocked on input raises _Stop here
-                try:
-                    got = next(lines_iter, None)
-                finally:
-                    self.sig.reading = False
-                if got is None:
-                    break
-                if self.halt():  # delivery stalled while we waited for input
-                    return
-                all_lines, size = got
+            for all_lines, size in self._inputs(split_lines(read_chunks(stream, progress))):
                 for lines in rate_limited_lines(all_lines, self.opts.rate):
                     if lines is not all_lines:  # a --rate slice
                         size = sum(map(len, lines))
@@ -669,43 +658,45 @@ class Sender:
                     self._pace()
                     if self.halt():
                         return
-                poll(0)
-                if self.nudge is not None and not self.nudge():
-                    self.nudge = None
-                if self.halt():
-                    return
+            if self.halt():
+                return
+
+    def _inputs(self, items: Iterator[T]) -> Iterator[T]:
+        """What is read from one input (line lists or chunks), until its end, a signal or a
+        stall; after each item the producer is polled and the producer-id nudge goes on."""
+        while True:
+            self.sig.reading = True  # a signal while blocked on input raises _Stop here
+            try:
+                got = next(items, None)
+            finally:
+                self.sig.reading = False
+            if got is None:
+                return
+            if self.halt():  # delivery stalled while we waited for input
+                return
+            yield got
+            self.producer.poll(0)
+            if self.nudge is not None and not self.nudge():
+                self.nudge = None
+            if self.halt():
+                return
 
     def _chunks(
         self, sources: Iterable[tuple[str, IO[bytes]]], progress: Callable[[int], None] | None
     ) -> None:
         """:meth:`sources` for the plain and keyed shapes with kctl._native: the C loop walks
         the lines of each chunk as read (no bytes object per line)."""
-        poll = self.producer.poll
         for _name, stream in sources:
-            chunks = read_chunks(stream, progress)
             tail = b""
-            while True:
-                self.sig.reading = True  # a signal while blocked on input raises _Stop here
-                try:
-                    chunk = next(chunks, None)
-                finally:
-                    self.sig.reading = False
-                if chunk is None:
-                    break
-                if self.halt():  # delivery stalled while we waited for input
-                    return
+            for chunk in self._inputs(read_chunks(stream, progress)):
                 data = tail + chunk if tail else chunk
                 end = data.rfind(b"\n") + 1  # complete lines only; the rest waits
                 self._native_chunk(data, end)
                 tail = data[end:]
-                poll(0)
-                if self.nudge is not None and not self.nudge():
-                    self.nudge = None
-                if self.halt():
-                    return
+            if self.halt():
+                return
             if tail:
                 self._native_chunk(tail, len(tail))  # the last line, without a newline
-                poll(0)
 
     def _native_chunk(self, data: bytes, end: int) -> None:
         """The lines of ``data[:end]`` through kctl._native.produce_chunk; a line produce()
