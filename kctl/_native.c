@@ -9,10 +9,9 @@
  *   jsonl_block(msgs, types)
  *       == kctl.formatters.stream.jsonl_block: a batch of consumed confluent-kafka messages
  *       as JSON lines (consume -o jsonl);
- *   produce_lines(produce, topic, lines, start, sep, catch),
  *   produce_chunk(produce, topic, data, start, end, sep, catch)
- *       the loops of kctl.broker.produce.Sender.plain/keyed: one produce() call per line (of a
- *       list, or of a chunk of input read as it is).
+ *       the loop of kctl.broker.produce.Sender.plain/keyed over a chunk of input as read: one
+ *       produce() call per line.
  *
  * Each returns None (or stops early) wherever the Python function would, so the callers keep
  * one behaviour; tests compare both on real and generated inputs.
@@ -559,15 +558,13 @@ done:
     return result;
 }
 
-/* ---- produce_lines, produce_chunk ----------------------------------------------------- */
+/* ---- produce_chunk --------------------------------------------------------------------- */
 
 /* One line to produce(): with a separator found, produce(topic, value, key); else
- * produce(topic, line) (``line_obj`` when the caller has the line as an object already).
- * Returns produce()'s result (NULL with the exception set); *plain set when it went as a value
- * alone while a separator was asked for. */
-static PyObject *produce_one(PyObject *produce, PyObject *topic, PyObject *line_obj,
-                             const char *lb, Py_ssize_t ll, const char *sbuf, Py_ssize_t slen,
-                             int *plain) {
+ * produce(topic, line). Returns produce()'s result (NULL with the exception set); *plain set
+ * when it went as a value alone while a separator was asked for. */
+static PyObject *produce_one(PyObject *produce, PyObject *topic, const char *lb, Py_ssize_t ll,
+                             const char *sbuf, Py_ssize_t slen, int *plain) {
     const char *at = NULL;
     if (sbuf)
         at = slen == 1 ? memchr(lb, sbuf[0], (size_t)ll) : memmem(lb, (size_t)ll, sbuf, (size_t)slen);
@@ -590,7 +587,7 @@ static PyObject *produce_one(PyObject *produce, PyObject *topic, PyObject *line_
         Py_DECREF(call[2]);
         return res;
     }
-    PyObject *value = line_obj ? Py_NewRef(line_obj) : PyBytes_FromStringAndSize(lb, ll);
+    PyObject *value = PyBytes_FromStringAndSize(lb, ll);
     if (!value)
         return NULL;
     PyObject *call[2] = {topic, value};
@@ -613,53 +610,14 @@ static int parse_sep(PyObject *sep, const char **sbuf, Py_ssize_t *slen) {
     return 0;
 }
 
-/* produce_lines(produce, topic, lines, start, sep, catch) -> (stopped, unkeyed)
- * Calls produce(topic, line) for each line from ``start`` on, or with ``sep`` (bytes)
- * produce(topic, value, key) for KEY<sep>VALUE lines (a line without the separator goes as a
- * value alone and counts in ``unkeyed``). Stops at the first line whose produce() raises an
- * exception of ``catch`` (cleared: the line was not handed over) and returns its index; any other
- * exception propagates. ``stopped`` == len(lines) when every line went. */
-static PyObject *produce_lines(PyObject *self, PyObject *args) {
-    PyObject *produce, *topic, *lines, *sep, *catch;
-    Py_ssize_t start;
-    if (!PyArg_ParseTuple(args, "OOO!nOO", &produce, &topic, &PyList_Type, &lines, &start, &sep,
-                          &catch))
-        return NULL;
-    const char *sbuf;
-    Py_ssize_t slen;
-    if (parse_sep(sep, &sbuf, &slen) < 0)
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(lines), unkeyed = 0, i;
-    if (start < 0)
-        start = 0;
-    for (i = start; i < n; i++) {
-        PyObject *line = PyList_GET_ITEM(lines, i);
-        if (!PyBytes_Check(line)) {
-            PyErr_SetString(PyExc_TypeError, "lines must be bytes");
-            return NULL;
-        }
-        int plain;
-        PyObject *res = produce_one(produce, topic, line, PyBytes_AS_STRING(line),
-                                    PyBytes_GET_SIZE(line), sbuf, slen, &plain);
-        if (!res) {
-            if (PyErr_ExceptionMatches(catch)) {
-                PyErr_Clear();
-                break;
-            }
-            return NULL;
-        }
-        unkeyed += plain;
-        Py_DECREF(res);
-    }
-    return Py_BuildValue("(nn)", i, unkeyed);
-}
-
 /* produce_chunk(produce, topic, data, start, end, sep, catch) -> (stopped, records, nbytes, unkeyed)
  * The lines of data[start:end] — each ending in a newline, but for the last, which may end at
- * ``end`` without one — handed to produce() as produce_lines does, without a bytes object per
- * line. ``stopped``: where the line that produce() refused (an exception of ``catch``) starts,
- * or ``end`` when all went; ``records`` handed over, their key and value bytes, and how many of
- * them had no separator. */
+ * ``end`` without one — each handed to produce(topic, line), or with ``sep`` (bytes)
+ * produce(topic, value, key) for KEY<sep>VALUE lines (a line without the separator goes as a
+ * value alone), with no bytes object per line. Stops at the first line whose produce() raises
+ * an exception of ``catch`` (cleared: the line was not handed over); any other exception
+ * propagates. ``stopped``: where that line starts, or ``end`` when all went; ``records``
+ * handed over, their key and value bytes, and how many of them had no separator. */
 static PyObject *produce_chunk(PyObject *self, PyObject *args) {
     PyObject *produce, *topic, *sep, *catch;
     Py_buffer view;
@@ -681,8 +639,7 @@ static PyObject *produce_chunk(PyObject *self, PyObject *args) {
         const char *nl = memchr(d + pos, '\n', (size_t)(end - pos));
         Py_ssize_t line_end = nl ? nl - d : end;
         int plain;
-        PyObject *res =
-            produce_one(produce, topic, NULL, d + pos, line_end - pos, sbuf, slen, &plain);
+        PyObject *res = produce_one(produce, topic, d + pos, line_end - pos, sbuf, slen, &plain);
         if (!res) {
             if (PyErr_ExceptionMatches(catch)) {
                 PyErr_Clear();
@@ -708,8 +665,6 @@ static PyMethodDef methods[] = {
      "kctl.logfmt.fast.records_json."},
     {"jsonl_block", jsonl_block, METH_VARARGS,
      "jsonl_block(msgs, types): see kctl.formatters.stream.jsonl_block."},
-    {"produce_lines", produce_lines, METH_VARARGS,
-     "produce_lines(produce, topic, lines, start, sep, catch) -> (stopped, unkeyed)."},
     {"produce_chunk", produce_chunk, METH_VARARGS,
      "produce_chunk(produce, topic, data, start, end, sep, catch) -> (stopped, records, nbytes, "
      "unkeyed)."},

@@ -9,14 +9,6 @@ def records_json(
     text: str | None = None,
 ) -> tuple[str, list[int] | range] | None: ...
 def jsonl_block(msgs: list[Any], types: tuple[str | None, ...]) -> bytes | None: ...
-def produce_lines(
-    produce: Any,
-    topic: str,
-    lines: list[bytes],
-    start: int,
-    sep: bytes | None,
-    catch: tuple[type[BaseException], ...],
-) -> tuple[int, int]: ...
 def produce_chunk(
     produce: Any,
     topic: str,

@@ -232,7 +232,7 @@ def test_jsonl_block_in_c_matches_python(variant: str) -> None:
     assert native.jsonl_block([], TIMESTAMP_TYPES) is None
 
 
-# ---- produce_lines: produce's plain and keyed loops ----------------------------------------
+# ---- produce_chunk: produce's plain and keyed loop ------------------------------------------
 
 
 class _Refusing:
@@ -251,71 +251,55 @@ class _Refusing:
 
 
 @needs_native
-def test_produce_lines_in_c_calls_produce_as_the_python_loop_does() -> None:
-    assert native is not None
-    lines = [b"k1\tv1", b"no separator", b"\tempty key", b"k\t", b"a\tb\tc", b"", b"k::v"]
-    p = _Refusing({})
-    assert native.produce_lines(p, "t", lines, 0, b"\t", (BufferError,)) == (7, 3)
-    want = []
-    for line in lines:
-        k, sep, v = line.partition(b"\t")
-        want.append(("t", v, k) if sep else ("t", line))
-    assert p.calls == want
-    p = _Refusing({})
-    assert native.produce_lines(p, "t", lines, 2, b"::", (BufferError,)) == (7, 4)
-    assert p.calls[-1] == ("t", b"v", b"k")
-    p = _Refusing({})
-    assert native.produce_lines(p, "t", lines, 0, None, (BufferError,)) == (7, 0)
-    assert p.calls == [("t", line) for line in lines]
-
-
-@needs_native
-def test_produce_lines_in_c_stops_at_a_refused_line_and_propagates_the_rest() -> None:
-    assert native is not None
-    lines = [b"a\t1", b"b", b"c\t3"]
-    p = _Refusing({2: BufferError("full")})
-    # Stopped at index 1: nothing of it handed over; unkeyed counts only lines that went.
-    assert native.produce_lines(p, "t", lines, 0, b"\t", (BufferError,)) == (1, 0)
-    assert p.calls == [("t", b"1", b"a")]
-    p = _Refusing({1: KeyError("boom")})
-    with pytest.raises(KeyError):
-        native.produce_lines(p, "t", lines, 0, b"\t", (BufferError,))
-    with pytest.raises(TypeError):
-        native.produce_lines(p, "t", [b"x", "text"], 0, None, (BufferError,))
-
-
-@needs_native
-def test_produce_chunk_in_c_calls_produce_for_each_line_of_the_chunk() -> None:
-    """The lines of a chunk as split_lines + produce_lines hand them over: an unterminated last
-    piece left alone unless it is the end, empty lines as empty values, a refused line's start
-    returned with the counts of what went before it."""
+def test_produce_chunk_in_c_calls_produce_as_the_python_loops_do() -> None:
+    """The lines of a chunk as split_lines and Sender.plain/keyed hand them to produce(): empty
+    lines as empty values, a line without the separator as a value alone, the first separator
+    splitting key from value; an unterminated last piece left alone unless it is the end."""
     from kctl.produce_input import split_lines
 
     assert native is not None
-    data = b"k1\tv1\nno separator\n\n\tempty key\nk\t\na\tb\tc\nunfinished"
+    data = b"k1\tv1\nno separator\n\n\tempty key\nk\t\na\tb\tc\nk::v\nunfinished"
     end = data.rfind(b"\n") + 1
+    ((lines, size),) = list(split_lines([data[:end]]))
     for sep in (b"\t", None, b"::"):
+        want = []
+        for line in lines:
+            k, found, v = line.partition(sep) if sep else (b"", b"", line)
+            want.append(("t", v, k) if found else ("t", line))
+        keyed = sum(len(c) == 3 for c in want)
         p = _Refusing({})
-        stopped, records, nbytes, unkeyed = native.produce_chunk(
-            p, "t", data, 0, end, sep, (BufferError,)
+        got = native.produce_chunk(p, "t", data, 0, end, sep, (BufferError,))
+        assert p.calls == want
+        assert got == (
+            end,
+            len(lines),
+            size - keyed * len(sep or b""),
+            len(lines) - keyed if sep else 0,
         )
-        ((lines, size),) = list(split_lines([data[:end]]))
-        q = _Refusing({})
-        assert native.produce_lines(q, "t", lines, 0, sep, (BufferError,)) == (len(lines), unkeyed)
-        assert p.calls == q.calls and stopped == end and records == len(lines)
-        keyed = len(lines) - unkeyed if sep else 0
-        assert nbytes == size - keyed * len(sep or b"")
     p = _Refusing({})
     got = native.produce_chunk(p, "t", data, end, len(data), b"\t", (BufferError,))
     assert got == (len(data), 1, len(b"unfinished"), 1) and p.calls == [("t", b"unfinished")]
+
+
+@needs_native
+def test_produce_chunk_in_c_stops_at_a_refused_line_and_propagates_the_rest() -> None:
+    assert native is not None
+    data = b"k1\tv1\nno separator\n\n\tempty key\n"
     p = _Refusing({3: BufferError("full")})
     stopped, records, nbytes, unkeyed = native.produce_chunk(
-        p, "t", data, 0, end, b"\t", (BufferError,)
+        p, "t", data, 0, len(data), b"\t", (BufferError,)
     )
+    # Stopped at the empty third line: nothing of it handed over; counts of what went before.
     assert data[stopped:].startswith(b"\n\tempty key") and records == 2
     assert nbytes == 4 + len(b"no separator") and unkeyed == 1
+    assert p.calls == [("t", b"v1", b"k1"), ("t", b"no separator")]
+    p = _Refusing({1: KeyError("boom")})
+    with pytest.raises(KeyError):
+        native.produce_chunk(p, "t", data, 0, len(data), b"\t", (BufferError,))
     with pytest.raises(ValueError):
         native.produce_chunk(p, "t", data, 5, len(data) + 1, None, (BufferError,))
+    with pytest.raises(TypeError):
+        native.produce_chunk(p, "t", data, 0, len(data), b"", (BufferError,))
 
 
 @pytest.mark.broker

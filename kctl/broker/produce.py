@@ -576,7 +576,7 @@ class Sender:
         self.started = time.monotonic()
         from kctl.native import load
 
-        self.native = load()  # the plain and keyed loops in C, when built
+        self.native = load()  # the plain and keyed shapes' loop in C (:meth:`_chunks`)
 
     def halt(self, ahead: int = 0) -> bool:
         """Stop handing records over: a signal, or nothing delivered for --timeout seconds.
@@ -739,10 +739,8 @@ class Sender:
             ahead = self.started + self.sent / rate - time.monotonic()
 
     def plain(self, lines: list[bytes], size: int) -> None:
-        """The fast path: value only, positional arguments, counts taken per chunk."""
-        if self.native is not None:
-            self._native_loop(lines, size, None)
-            return
+        """Value only, positional arguments, counts taken per chunk (without kctl._native, or
+        with --rate: else :meth:`_chunks`)."""
         from confluent_kafka import KafkaException
 
         produce_, topic = self.producer.produce, self.opts.topic
@@ -762,14 +760,11 @@ class Sender:
 
     def keyed(self, lines: list[bytes], size: int) -> None:
         """KEY<sep>VALUE without other options: positional arguments too."""
-        ksep = self.opts.key_separator
-        assert ksep is not None
-        if self.native is not None:
-            self._native_loop(lines, size, ksep)
-            return
         from confluent_kafka import KafkaException
 
         produce_, topic = self.producer.produce, self.opts.topic
+        ksep = self.opts.key_separator
+        assert ksep is not None
         unkeyed = 0  # lines without the separator (rare: counted there)
         for i, line in enumerate(lines):
             k, sep, v = line.partition(ksep)
@@ -791,43 +786,6 @@ class Sender:
                 raise
         self.sent += len(lines)
         self.nbytes += size - (len(lines) - unkeyed) * len(ksep)
-        self.producer.poll(0)
-
-    def _native_loop(self, lines: list[bytes], size: int, ksep: bytes | None) -> None:
-        """:meth:`plain` and :meth:`keyed` with the loop in C (kctl._native.produce_lines): the
-        same produce() calls; a line produce() refuses (queue full, too large) goes through
-        :meth:`send` here, then the C loop goes on after it."""
-        from confluent_kafka import KafkaException
-
-        assert self.native is not None
-        loop = self.native.produce_lines
-        produce_, topic = self.producer.produce, self.opts.topic
-        catch = (BufferError, KafkaException)
-        n = len(lines)
-        pos = unkeyed = 0
-        while pos < n:
-            stopped, plain = loop(produce_, topic, lines, pos, ksep, catch)
-            unkeyed += plain
-            if stopped >= n:
-                break
-            line = lines[stopped]
-            k, sep, v = line.partition(ksep) if ksep is not None else (b"", b"", line)
-            try:
-                if sep:
-                    self.send(v, k, None, None, None, stopped)
-                else:
-                    unkeyed += ksep is not None
-                    self.send(line, None, None, None, None, stopped)
-            except _Stop:
-                self.sent += stopped
-                done = lines[:stopped]
-                self.nbytes += sum(map(len, done))
-                if ksep is not None:
-                    self.nbytes -= sum(ksep in x for x in done) * len(ksep)
-                raise
-            pos = stopped + 1
-        self.sent += n
-        self.nbytes += size - ((n - unkeyed) * len(ksep) if ksep is not None else 0)
         self.producer.poll(0)
 
     def general(self, lines: list[bytes], size: int) -> None:

@@ -114,7 +114,7 @@ class OffsetGaps:
         n = len(offsets)
         if isinstance(offsets, range) and offsets.step == 1:
             pass  # consecutive by construction
-        elif offsets[-1] - first != n - 1 or list(offsets) != list(range(first, first + n)):
+        elif offsets[-1] - first != n - 1 or offsets != list(range(first, first + n)):
             for a, b in itertools.pairwise(offsets):
                 if b != a + 1:
                     self._add(a, b)
