@@ -284,15 +284,22 @@ def test_produce_chunk_in_c_calls_produce_as_the_python_loops_do() -> None:
 @needs_native
 def test_produce_chunk_in_c_stops_at_a_refused_line_and_propagates_the_rest() -> None:
     assert native is not None
+    from confluent_kafka import KafkaException, Producer
+
     data = b"k1\tv1\nno separator\n\n\tempty key\n"
-    p = _Refusing({3: BufferError("full")})
+    # A real client whose queue holds two records (nothing listens: they stay queued), so its
+    # third produce() raises BufferError (queue full).
+    producer = Producer({"bootstrap.servers": "127.0.0.1:1", "queue.buffering.max.messages": 2})
+    catch = (BufferError, KafkaException)
     stopped, records, nbytes, unkeyed = native.produce_chunk(
-        p, "t", data, 0, len(data), b"\t", (BufferError,)
+        producer.produce, "t", data, 0, len(data), b"\t", catch
     )
     # Stopped at the empty third line: nothing of it handed over; counts of what went before.
     assert data[stopped:].startswith(b"\n\tempty key") and records == 2
     assert nbytes == 4 + len(b"no separator") and unkeyed == 1
-    assert p.calls == [("t", b"v1", b"k1"), ("t", b"no separator")]
+    assert len(producer) == 2
+    producer.purge()
+    assert producer.flush(5) == 0  # the purged records reported, the client empty
     p = _Refusing({1: KeyError("boom")})
     with pytest.raises(KeyError):
         native.produce_chunk(p, "t", data, 0, len(data), b"\t", (BufferError,))
