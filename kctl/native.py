@@ -8,12 +8,15 @@ two) and as the fallback where the extension was not built (no C compiler at ins
 
 from __future__ import annotations
 
+import functools
 import os
 from types import ModuleType
 
 
+@functools.cache
 def load() -> ModuleType | None:
-    """The extension module, or None (not built, or ``KCTL_NATIVE=0``)."""
+    """The extension module, or None (not built, or ``KCTL_NATIVE=0``); decided once per
+    process."""
     if os.environ.get("KCTL_NATIVE", "").strip() == "0":
         return None
     try:

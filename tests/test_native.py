@@ -27,8 +27,8 @@ def test_the_extension_is_built_where_the_test_script_runs() -> None:
 
 def test_kctl_native_0_selects_the_python_functions() -> None:
     code = (
-        "from kctl.logfmt import fast; from kctl.formatters import stream;"
-        "print(fast.records_json is fast.py_records_json, stream._native())"
+        "from kctl.logfmt import fast; from kctl.native import load;"
+        "print(fast.records_json is fast.py_records_json, load())"
     )
     env = {**os.environ, "KCTL_NATIVE": "0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
