@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kctl.apis import api_name
+from kctl.broker.apis import api_name
 from kctl.local import broker
 
 COUNTS: collections.Counter[str] = collections.Counter()

@@ -56,7 +56,7 @@ def sample(
 
 def frame(spark: Any, rows: list[dict[str, Any]]) -> Any:
     from kctl.analytics.schema import sample_schema
-    from kctl.lagsamples import SAMPLE_FIELDS
+    from kctl.lag.samples import SAMPLE_FIELDS
 
     return spark.createDataFrame(
         [tuple(r.get(name) for name, _ in SAMPLE_FIELDS) for r in rows], sample_schema()

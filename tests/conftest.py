@@ -288,7 +288,7 @@ def broker_apis(bootstrap: str) -> dict[int, tuple[int, int]]:
 def requires_api(broker_apis: dict[int, tuple[int, int]]) -> Callable[[str], None]:
     """``requires_api("CreatePartitions")`` skips the test, naming the API, when the broker
     does not advertise it."""
-    from kctl.apis import API_KEYS
+    from kctl.broker.apis import API_KEYS
 
     def check(name: str) -> None:
         if API_KEYS[name] not in broker_apis:
@@ -299,7 +299,7 @@ def requires_api(broker_apis: dict[int, tuple[int, int]]) -> Callable[[str], Non
 
 @pytest.fixture(scope="session")
 def lacks_api(broker_apis: dict[int, tuple[int, int]]) -> Callable[[str], bool]:
-    from kctl.apis import API_KEYS
+    from kctl.broker.apis import API_KEYS
 
     return lambda name: API_KEYS[name] not in broker_apis
 

@@ -67,7 +67,7 @@ def test_parquet_glob_at_partition_level_as_csv_with_an_html_plot(offline_kctl, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kctl.lagsamples import SAMPLE_FIELDS
+    from kctl.lag.samples import SAMPLE_FIELDS
 
     rows = _stopped_and_fine()
     schema = pa.schema([(n, getattr(pa, k)()) for n, k in SAMPLE_FIELDS])

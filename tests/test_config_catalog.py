@@ -1,4 +1,4 @@
-"""Tests for kctl.config_catalog: the topic-config catalogue and its validator."""
+"""Tests for kctl.broker.config_catalog: the topic-config catalogue and its validator."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from kctl.config_catalog import (
+from kctl.broker.config_catalog import (
     CONFIG_TYPES,
     TOPIC_CONFIGS,
     ConfigSpec,

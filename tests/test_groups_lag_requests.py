@@ -68,7 +68,7 @@ def test_lag_requests_per_broker_do_not_grow_with_the_number_of_groups(
 ):
     from confluent_kafka import Producer
 
-    from kctl.apis import API_KEYS
+    from kctl.broker.apis import API_KEYS
 
     for api, version in (("FindCoordinator", 4), ("OffsetFetch", 8)):  # the batched versions
         if broker_apis.get(API_KEYS[api], (0, -1))[1] < version:

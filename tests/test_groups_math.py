@@ -1,4 +1,4 @@
-"""Pure lag and reset arithmetic (kctl.lagmath), on values worked out by hand."""
+"""Pure lag and reset arithmetic (kctl.lag.arithmetic), on values worked out by hand."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kctl import lagmath as L
 from kctl.errors import KctlError, UsageError
+from kctl.lag import arithmetic as L
 
 T0, T1 = ("t", 0), ("t", 1)
 MARKS = {T0: (5, 50), T1: (0, 20)}

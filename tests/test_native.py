@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from kctl.native import load
+from kctl.runtime.native import load
 
 native = load()
 needs_native = pytest.mark.skipif(native is None, reason="kctl._native is not built here")
@@ -27,7 +27,7 @@ def test_the_extension_is_built_where_the_test_script_runs() -> None:
 
 def test_kctl_native_0_selects_the_python_functions() -> None:
     code = (
-        "from kctl.logfmt import fast; from kctl.native import load;"
+        "from kctl.logfmt import fast; from kctl.runtime.native import load;"
         "print(fast.records_json is fast.py_records_json, load())"
     )
     env = {**os.environ, "KCTL_NATIVE": "0"}
@@ -255,7 +255,7 @@ def test_produce_chunk_in_c_calls_produce_as_the_python_loops_do() -> None:
     """The lines of a chunk as split_lines and Sender.plain/keyed hand them to produce(): empty
     lines as empty values, a line without the separator as a value alone, the first separator
     splitting key from value; an unterminated last piece left alone unless it is the end."""
-    from kctl.produce_input import split_lines
+    from kctl.produce.lines import split_lines
 
     assert native is not None
     data = b"k1\tv1\nno separator\n\n\tempty key\nk\t\na\tb\tc\nk::v\nunfinished"

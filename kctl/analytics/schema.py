@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kctl.errors import NotFoundError, UsageError
-from kctl.lagsamples import SAMPLE_FIELDS
+from kctl.lag.samples import SAMPLE_FIELDS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kctl.apis import api_name
 from kctl.broker import kafka_python
+from kctl.broker.apis import api_name
 from kctl.broker.client import Admin
 from kctl.broker.connect import Connection
 from kctl.errors import KctlError

@@ -214,7 +214,7 @@ def alter(
     if op not in OPERATIONS:
         raise UsageError(f"unknown operation {op!r}")
     if ent.kind == "topic" and op in ("set", "append", "subtract"):
-        from kctl.config_catalog import validate_topic_configs
+        from kctl.broker.config_catalog import validate_topic_configs
 
         problems = validate_topic_configs({k: v or "" for k, v in values.items()})
         if problems:

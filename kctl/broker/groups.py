@@ -14,7 +14,7 @@ The cost of a lag check does not grow with the number of groups or partitions:
 The group requests go through kafka-python's protocol classes (librdkafka's Python API sends one
 request per group); ListOffsets and the admin operations (commit, delete) go through
 librdkafka. The arithmetic (lag, reset plans, clamping) is pure and lives in
-:mod:`kctl.lagmath`.
+:mod:`kctl.lag.arithmetic`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 from kctl.broker import kafka_python
 from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
-from kctl.lagmath import TP, lag_of
+from kctl.lag.arithmetic import TP, lag_of
 
 ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
 GROUP_TYPES = ("classic", "consumer", "share", "streams")
@@ -873,7 +873,7 @@ def scope_partitions(admin: Admin, scope: dict[str, list[int] | None]) -> list[T
 def plan_reset_offsets(admin: Admin, req: ResetRequest) -> ResetPlan:
     """The plan of a reset, as kafka-consumer-groups.sh makes it: a group with active members is
     refused, partitions must exist, targets are clamped into each partition's log."""
-    from kctl.lagmath import plan_reset
+    from kctl.lag.arithmetic import plan_reset
 
     with GroupReader(admin) as reader:
         described = reader.describe([req.group])[req.group]

@@ -94,7 +94,7 @@ def api_range(client: Any, node: int, api: str) -> tuple[int, int] | None:
     """The (min, max) version broker ``node`` advertises for ``api``, None when it does not."""
     from kafka.errors import KafkaError
 
-    from kctl.apis import API_KEYS
+    from kctl.broker.apis import API_KEYS
 
     try:
         data = client.get_broker_version_data(node)

@@ -1,7 +1,7 @@
 """Producing records (kafka-console-producer.sh, kcat -P).
 
 The hot loops avoid per-record Python work where they can: input is read in large chunks and
-split in C (:mod:`kctl.produce_input`), ``produce()`` gets positional arguments only. Delivery
+split in C (:mod:`kctl.produce.lines`), ``produce()`` gets positional arguments only. Delivery
 reports come back for every record (a C call into a small callback, ~0.2 µs a record): the
 summary gives each partition's first and last acknowledged offset.
 """
@@ -17,14 +17,14 @@ from typing import IO, Any, TypeVar
 from kctl.broker.client import Admin, ErrorLog, error_text, make_producer, translate
 from kctl.broker.connect import Connection
 from kctl.errors import KctlError
-from kctl.produce_input import (
+from kctl.produce.lines import (
     Record,
     parse_json_record,
     rate_limited_lines,
     read_chunks,
     split_lines,
 )
-from kctl.signals import SignalTrap
+from kctl.runtime.signals import SignalTrap
 
 POLL_EVERY = 4096
 T = TypeVar("T")
@@ -574,7 +574,7 @@ class Sender:
         self.nbytes = 0
         self.line_no = 0
         self.started = time.monotonic()
-        from kctl.native import load
+        from kctl.runtime.native import load
 
         self.native = load()  # the plain and keyed shapes' loop in C (:meth:`_chunks`)
 

@@ -336,7 +336,7 @@ def create_topic(
 ) -> dict[str, Any]:
     from confluent_kafka.admin import NewTopic
 
-    from kctl.config_catalog import validate_topic_configs
+    from kctl.broker.config_catalog import validate_topic_configs
 
     validate_topic_name(name)
     problems = validate_topic_configs(configs)

@@ -47,7 +47,7 @@ def sample_live(
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
     from kctl.errors import NotFoundError
-    from kctl.lagsamples import record_samples
+    from kctl.lag.samples import record_samples
 
     admin = Admin(connection())
     cluster = admin.metadata().cluster_id or ""

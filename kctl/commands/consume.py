@@ -10,7 +10,7 @@ import typer
 from kctl.commands._common import connection, example, note
 from kctl.commands._complete import group_names, topic_names
 from kctl.errors import EXIT_INTERRUPTED
-from kctl.signals import SignalTrap
+from kctl.runtime.signals import SignalTrap
 
 EPILOG = example(
     "kctl consume orders -o jsonl | jq .value",
@@ -144,7 +144,7 @@ def consume(
         extra=extra,
     )
     started = time.monotonic()
-    from kctl.heap import keep_heap
+    from kctl.runtime.heap import keep_heap
 
     keep_heap()
     consumption = Consumption(connection(), opts)

@@ -267,7 +267,7 @@ def _share_offsets(reader: Any, described: dict[str, Any], ids: list[str]) -> No
 
 def _warn_negative_lags(rows: list[dict]) -> None:
     """One stderr warning per partition whose committed offset is beyond its log end."""
-    from kctl.lagmath import lag_flag, negative_lag_warning
+    from kctl.lag.arithmetic import lag_flag, negative_lag_warning
 
     for r in rows:
         if lag_flag(r["lag"]):
@@ -275,7 +275,7 @@ def _warn_negative_lags(rows: list[dict]) -> None:
 
 
 def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
-    from kctl.lagmath import lag_flag, lag_totals
+    from kctl.lag.arithmetic import lag_flag, lag_totals
 
     group_totals, topic_totals = lag_totals(rows)
     rows = [{**r, "flag": lag_flag(r["lag"])} for r in rows]
@@ -343,7 +343,7 @@ def lag(
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
     from kctl.errors import FindingsError, UsageError
-    from kctl.lagsamples import check_record_path, record_samples
+    from kctl.lag.samples import check_record_path, record_samples
 
     if watch is not None and watch <= 0:
         raise UsageError("--watch SECONDS must be above 0")
@@ -569,11 +569,11 @@ def reset_offsets(
     Targets are clamped between the log start and end offsets (each clamp is shown); a group
     with active members is refused. A share group gets new start offsets
     (AlterShareGroupOffsets)."""
-    from kctl import lagmath as L
     from kctl import parsing as P
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
     from kctl.errors import UsageError
+    from kctl.lag import arithmetic as L
 
     group = one_name(group, group_option, "group")
     if dry_run and execute:

@@ -83,7 +83,7 @@ def image(
     The newest snapshot (*.checkpoint) at or before the offset is read, then the log segments
     after it. -o json|yaml print the whole image (docs/metadata.md); table/plain one row per
     partition."""
-    from kctl import metadata_dir
+    from kctl.dump import metadata_dir
     from kctl.errors import KctlError, UsageError
     from kctl.logfmt import image as I
 

@@ -201,7 +201,7 @@ def produce(
         jsonl=input_format == "jsonl",
         offsets=offsets,
     )
-    from kctl.heap import keep_heap
+    from kctl.runtime.heap import keep_heap
 
     keep_heap()
     conn = connection()

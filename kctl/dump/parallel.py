@@ -96,7 +96,7 @@ def worker_count(size: int) -> int:
         except ValueError:
             return 0
         return n if n > 1 else 0
-    from kctl.native import load
+    from kctl.runtime.native import load
 
     if load() is not None:
         return 0

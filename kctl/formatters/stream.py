@@ -267,7 +267,7 @@ _JSON_PLAIN = bytes(b for b in range(0x20, 0x100) if b not in b'"\\')
 def jsonl_block(msgs: list[Any]) -> bytes | None:
     """:func:`py_jsonl_block`, in C when kctl._native is built (~0.3 µs a record instead of
     ~1.1: the same bytes, the same cases declined)."""
-    from kctl.native import load
+    from kctl.runtime.native import load
 
     native = load()
     if native is None:

@@ -9,7 +9,7 @@ producers write for ordinary topics); for anything else, and for any
 malformed record, it returns ``None`` and the caller takes the general path
 (:func:`kctl.logfmt.batch.decode_records`), which reports problems precisely. The text is exactly
 what ``orjson`` makes of the general path's record dicts. kctl._native has the same function in
-C (:mod:`kctl.native`); :func:`py_records_json` stays the reference.
+C (:mod:`kctl.runtime.native`); :func:`py_records_json` stays the reference.
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def py_records_json(
 
 
 def _records_json() -> Callable[..., tuple[str, Sequence[int]] | None]:
-    from kctl.native import load
+    from kctl.runtime.native import load
 
     native = load()
     return py_records_json if native is None else native.records_json
