@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from kctl import __version__, settings
+from kctl import __version__
 from kctl.commands import _complete
 from kctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, KctlError
 
@@ -119,6 +119,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
+    ctx: typer.Context,
     bootstrap_server: str | None = typer.Option(
         None,
         "--bootstrap-server",
@@ -164,22 +165,24 @@ def root(
         raise typer.BadParameter(
             f"{timeout!r} is out of range (0 < SECONDS <= 86400)", param_hint="--timeout"
         )
-    if output is not None and output not in settings.OUTPUT_FORMATS:
+    from kctl.environment import OUTPUT_FORMATS, Environment
+
+    if output is not None and output not in OUTPUT_FORMATS:
         raise typer.BadParameter(
-            f"{output!r} is not one of {', '.join(settings.OUTPUT_FORMATS)}", param_hint="--output"
+            f"{output!r} is not one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output"
         )
-    settings.install(
-        settings.Settings(
-            bootstrap_servers=bootstrap_server,
-            profile=profile,
-            command_config=command_config,
-            overrides=list(overrides),
-            timeout=timeout,
-            output=output,
-            no_headers=no_headers,
-            debug=debug or bool(os.environ.get("KCTL_DEBUG")),
-            color=not no_color,
-        )
+    # The one place the global options become an Environment: click's context hands it to the
+    # sub-command, which passes it on (commands._common.connection/output_view).
+    ctx.obj = Environment.of_process(
+        bootstrap_servers=bootstrap_server,
+        profile=profile,
+        command_config=command_config,
+        overrides=tuple(overrides),
+        timeout=timeout,
+        output=output,
+        no_headers=no_headers,
+        debug=debug or bool(os.environ.get("KCTL_DEBUG")),
+        color=not no_color,
     )
 
 

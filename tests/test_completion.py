@@ -15,7 +15,7 @@ import pytest
 from conftest import Run, commit_offsets, unique, wait_for
 
 from kctl.cli import completion_args
-from kctl.settings import OUTPUT_FORMATS
+from kctl.environment import OUTPUT_FORMATS
 
 
 def complete(env: dict[str, str], words: str, timeout: float = 30) -> Run:

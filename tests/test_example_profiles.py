@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kctl import config, settings
+from kctl import config
 from kctl.broker.connect import kafka_python_config, librdkafka_config, resolve
+from kctl.environment import Environment
 
 PROFILES = sorted((Path(__file__).resolve().parent.parent / "profiles").glob("*.yaml"))
 
@@ -24,7 +25,7 @@ def test_example_profile_loads_and_builds_both_client_configs(path, monkeypatch,
             profile.tls.key_password = f"file:{secret}"
         pfile.profiles[profile.name] = profile
     monkeypatch.setattr(config, "load", lambda *a, **k: pfile)
-    conn = resolve(settings.Settings(profile=pfile.current))
+    conn = resolve(Environment(profile=pfile.current))
     rd = librdkafka_config(conn)
     kp = kafka_python_config(conn)
     assert rd["bootstrap.servers"] == pfile.get(pfile.current).bootstrap_servers

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kctl import config, settings
+from kctl import config
+from kctl.environment import Environment
 from kctl.errors import ConfigError, UsageError
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
@@ -147,7 +148,7 @@ def _apply_java_properties(conn: Connection, props: dict[str, str], source: str)
             )
 
 
-def resolve(s: settings.Settings) -> Connection:
+def resolve(s: Environment) -> Connection:
     """Build the :class:`Connection` that global options ``s``, the environment and the
     profile file describe (commands call this once, through ``commands._common.connection``)."""
     try:

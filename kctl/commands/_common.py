@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+import typer
+
 from kctl.errors import Refused
 
 if TYPE_CHECKING:
     from kctl.broker.connect import Connection
+    from kctl.environment import Environment
     from kctl.formatters import View
 
 
@@ -42,13 +45,12 @@ def read_secret(value: str | None, path: str | None, option: str, prompt: str) -
     echo, or a literal) or from ``OPTION-file PATH``: (the secret, whether it was a literal on
     the command line, which the caller warns about)."""
     from kctl import config
-    from kctl.commands.profile import _password_from_file, read_hidden
     from kctl.errors import UsageError
 
     if value is not None and path is not None:
         raise UsageError(f"give it once: {option} or {option}-file")
     if path is not None:
-        secret, literal = _password_from_file(path, f"{option}-file"), False
+        secret, literal = secret_from_file(path, f"{option}-file"), False
     elif value is None or value == "-":
         secret, literal = read_hidden(prompt, option), False
     else:
@@ -59,21 +61,30 @@ def read_secret(value: str | None, path: str | None, option: str, prompt: str) -
     return secret, literal
 
 
-def connection() -> Connection:
+def environment(ctx: typer.Context) -> Environment:
+    """This invocation's :class:`~kctl.environment.Environment`, which the root command put on
+    click's context (a sub-command's context hands on its parent's object)."""
+    from kctl.environment import Environment
+
+    env = ctx.obj
+    if not isinstance(env, Environment):  # a command run without the root callback
+        raise TypeError(f"no kctl Environment on the context of {ctx.command_path!r}")
+    return env
+
+
+def connection(ctx: typer.Context) -> Connection:
     """The connection this invocation's global options, environment and profile describe: built
     here, at the command boundary, once, and passed down to every operation explicitly."""
-    from kctl import settings
     from kctl.broker.connect import resolve
 
-    return resolve(settings.current())
+    return resolve(environment(ctx))
 
 
-def output_view() -> View:
+def output_view(ctx: typer.Context) -> View:
     """How to show output (-o, --no-headers, --no-color), read at the command boundary."""
-    from kctl import settings
     from kctl.formatters import View
 
-    return View.of(settings.current())
+    return View.of(environment(ctx))
 
 
 def one_name(positional: str | None, option: str | None, what: str) -> str:
@@ -86,3 +97,49 @@ def one_name(positional: str | None, option: str | None, what: str) -> str:
     if not name:
         raise UsageError(f"missing {what} name", f"give it as the argument or with --{what}")
     return name
+
+
+def read_hidden(prompt: str, option: str = "--sasl-password") -> str:
+    """One line from the terminal on stdin, not echoed; the prompt goes to stderr. ``option``
+    names the secret in the errors (``--sasl-password``, ``--key-password``)."""
+    import termios
+
+    from kctl.errors import Refused
+
+    what = "the SASL password" if option == "--sasl-password" else "the key password"
+    if not sys.stdin.isatty():
+        raise Refused(
+            f"cannot ask for {what}: stdin is not a terminal",
+            f"give it with {option}-file PATH or as {option} env:VAR",
+        )
+    fd = sys.stdin.fileno()
+    old = termios.tcgetattr(fd)
+    new = termios.tcgetattr(fd)
+    new[3] &= ~termios.ECHO
+    try:
+        termios.tcsetattr(fd, termios.TCSAFLUSH, new)  # echo off before the prompt shows
+        sys.stderr.write(prompt)
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+    if not line:
+        raise Refused(f"no {what.removeprefix('the ')} read", "end of input at the prompt")
+    return line.rstrip("\r\n")
+
+
+def secret_from_file(path: str, option: str = "--sasl-password-file") -> str:
+    """A secret kept in a file: its text without the final line break."""
+    from pathlib import Path
+
+    from kctl.errors import ConfigError
+
+    try:
+        text = Path(path).expanduser().read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {option} {path}", exc.strerror) from exc
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read {option} {path}", "not UTF-8 text") from None
+    return text.rstrip("\r\n")

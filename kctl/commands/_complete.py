@@ -50,21 +50,21 @@ def _quiet() -> Iterator[None]:
         os.close(devnull)
 
 
-def _settings(ctx: typer.Context) -> Any:
+def _environment(ctx: typer.Context) -> Any:
     """The global options as the root command parsed them (kctl.cli hoists global options from
     anywhere in the words being completed to the front), with the completion timeout."""
-    from kctl import settings
+    from kctl.environment import Environment
 
     root = ctx.find_root()
     p = root.params
     source = root.get_parameter_source("timeout")
     given = source is not None and source.name != "DEFAULT"
     timeout = float(p["timeout"]) if given and p.get("timeout") else COMPLETION_TIMEOUT
-    return settings.Settings(
+    return Environment.of_process(
         bootstrap_servers=p.get("bootstrap_server"),
         profile=p.get("profile"),
         command_config=p.get("command_config"),
-        overrides=list(p.get("overrides") or []),
+        overrides=tuple(p.get("overrides") or []),
         timeout=max(0.1, timeout),
     )
 
@@ -89,7 +89,7 @@ def _from_cluster(ctx: typer.Context, fetch: Callable[[Any], list[str]]) -> list
             from kctl.broker.client import Admin
             from kctl.broker.connect import resolve
 
-            return fetch(Admin(resolve(_settings(ctx))))
+            return fetch(Admin(resolve(_environment(ctx))))
     except BaseException:  # completion never prints: no candidates instead
         return []
 
@@ -131,11 +131,9 @@ def profile_names(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def output_formats(incomplete: str) -> list[tuple[str, str]]:
     """The ``-o`` formats, with a word on each for shells that show one (zsh, fish)."""
-    from kctl import settings
+    from kctl.environment import OUTPUT_FORMATS
 
-    return [
-        (f, _FORMAT_HELP.get(f, "")) for f in settings.OUTPUT_FORMATS if f.startswith(incomplete)
-    ]
+    return [(f, _FORMAT_HELP.get(f, "")) for f in OUTPUT_FORMATS if f.startswith(incomplete)]
 
 
 def entity_names(ctx: typer.Context, incomplete: str) -> list[str]:

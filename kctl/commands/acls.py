@@ -28,10 +28,10 @@ _COLS = (
 )
 
 
-def _emit(bindings: list[Binding], extra: dict[str, Any] | None = None) -> None:
+def _emit(ctx: typer.Context, bindings: list[Binding], extra: dict[str, Any] | None = None) -> None:
     rows = [{**b.row(), **(extra or {})} for b in bindings]
     columns = _COLS + tuple(extra or ())
-    emit(Output(rows, cols(*columns), name_key="principal"), output_view())
+    emit(Output(rows, cols(*columns), name_key="principal"), output_view(ctx))
 
 
 def _resources(
@@ -75,6 +75,7 @@ _OPERATION = typer.Option(
     ),
 )
 def list_(
+    ctx: typer.Context,
     topic: list[str] = _TOPIC,
     group: list[str] = _GROUP,
     cluster: bool = _CLUSTER,
@@ -108,11 +109,11 @@ def list_(
         operation,
         permission,
     )
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     found: set[Binding] = set()
     for f in filters:
         found.update(A.describe(admin, f))
-    _emit(sorted(found, key=lambda b: tuple(b.row().values())))
+    _emit(ctx, sorted(found, key=lambda b: tuple(b.row().values())))
 
 
 def _filters(
@@ -175,6 +176,7 @@ def _load_file(path: Path) -> list[Binding]:
     ),
 )
 def add(
+    ctx: typer.Context,
     topic: list[str] = _TOPIC,
     group: list[str] = _GROUP,
     cluster: bool = _CLUSTER,
@@ -228,7 +230,7 @@ def add(
         )
     if not wanted:
         raise UsageError("no ACL to add", "give a resource, a principal and an operation")
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     existing = set()
     for rtype, name, ptype in sorted(
         {(b.resource_type, b.resource_name, b.pattern_type) for b in wanted}
@@ -238,7 +240,7 @@ def add(
     new = sum(b not in existing for b in wanted)
     note(f"{new} ACL(s) added, {len(wanted) - new} already there")
     rows = [{**b.row(), "state": "exists" if b in existing else "added"} for b in wanted]
-    emit(Output(rows, cols(*_COLS, "state"), name_key="principal"), output_view())
+    emit(Output(rows, cols(*_COLS, "state"), name_key="principal"), output_view(ctx))
 
 
 def _wanted(
@@ -285,6 +287,7 @@ def _wanted(
     ),
 )
 def remove(
+    ctx: typer.Context,
     topic: list[str] = _TOPIC,
     group: list[str] = _GROUP,
     cluster: bool = _CLUSTER,
@@ -316,13 +319,13 @@ def remove(
     if pt == "MATCH":
         raise UsageError("--pattern-type match is for list only", "any | literal | prefixed")
     filters = _filters(resources, resource_type, pt, principal, host, operation, permission)
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     matched: set[Binding] = set()
     for f in filters:
         matched.update(A.describe(admin, f))
     if not matched:
         note("no ACL matches: nothing to remove")
-        _emit([])
+        _emit(ctx, [])
         return
     for b in sorted(matched, key=lambda b: tuple(b.row().values())):
         note(
@@ -332,4 +335,4 @@ def remove(
     confirm(f"Remove these {len(matched)} ACL(s)?", yes=yes, action="remove ACLs")
     gone = A.delete(admin, filters)
     note(f"{len(gone)} ACL(s) removed")
-    _emit(gone)
+    _emit(ctx, gone)

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from kctl.commands._common import connection, example, note, output_view
+from kctl.commands._common import connection, environment, example, note, output_view
 from kctl.formatters import Column, Output, cols, emit
 
 app = typer.Typer(
@@ -39,7 +39,7 @@ def _clean(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def sample_live(
-    groups: list[str], duration_s: float, interval_s: float, path: Path
+    ctx: typer.Context, groups: list[str], duration_s: float, interval_s: float, path: Path
 ) -> tuple[int, int]:
     """Sample the cluster's lag every ``interval_s`` for ``duration_s`` into ``path`` (JSONL in
     the lag-sample schema), the same samples ``groups lag --record`` writes. Groups that
@@ -49,7 +49,7 @@ def sample_live(
     from kctl.errors import NotFoundError
     from kctl.lag.samples import record_samples
 
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     cluster = admin.metadata().cluster_id or ""
     rounds = int(duration_s // interval_s) + 1
     start = time.monotonic()
@@ -103,6 +103,7 @@ def _columns(level: str) -> list[Column]:
     ),
 )
 def lag(
+    ctx: typer.Context,
     inputs: list[str] = typer.Argument(
         None, help="Lag-sample files, directories or globs (.jsonl or .parquet)."
     ),
@@ -144,7 +145,6 @@ def lag(
     partition, from lag samples (``groups lag --record``) or a live sampling run.
 
     Runs on Spark: local[*] by default, any --master (spark://, yarn, k8s://) unchanged."""
-    from kctl import settings
     from kctl.analytics import runner
     from kctl.errors import UsageError
 
@@ -167,7 +167,7 @@ def lag(
         target = record or Path(tempfile.mkdtemp(prefix="kctl-lag-")) / "samples.jsonl"
         if target.suffix.lower() not in (".jsonl", ".json", ".ndjson"):
             raise UsageError(f"--record {target}: live samples are written as .jsonl")
-        sample_live(list(dict.fromkeys(group)), duration_s, interval_s, target)
+        sample_live(ctx, list(dict.fromkeys(group)), duration_s, interval_s, target)
         paths = [str(target)]
     elif not paths:
         raise UsageError("give lag-sample files (groups lag --record), or --live")
@@ -182,7 +182,7 @@ def lag(
     groups = resolve_inputs(paths, {"jsonl": "json", "json": "json"}.get(fmt or "", fmt))
     for warning in check_jsonl(groups["json"]):
         note(f"kctl: warning: {warning}")
-    debug = settings.current().debug
+    debug = environment(ctx).debug
 
     def say(msg: str) -> None:
         note(f"kctl: {msg}")
@@ -211,4 +211,4 @@ def lag(
     }
     if result.written:
         doc["written"] = result.written
-    emit(Output(rows, _columns(level), doc=doc), output_view())
+    emit(Output(rows, _columns(level), doc=doc), output_view(ctx))

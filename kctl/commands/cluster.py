@@ -17,12 +17,12 @@ app = typer.Typer(
     "describe",
     epilog=example("kctl cluster describe", "kctl cluster describe -o json | jq .brokers"),
 )
-def describe() -> None:
+def describe(ctx: typer.Context) -> None:
     """Cluster id, controller and brokers with rack and address."""
     from kctl.broker import cluster
     from kctl.broker.client import Admin
 
-    info = cluster.describe(Admin(connection()))
+    info = cluster.describe(Admin(connection(ctx)))
     rows = [
         {
             "broker": b.id,
@@ -41,7 +41,7 @@ def describe() -> None:
             doc=doc,
             title=f"cluster {info.cluster_id} (controller {info.controller_id})",
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -52,16 +52,16 @@ def describe() -> None:
         "kctl cluster api-versions -o json | jq '.[] | select(.api==\"Fetch\")'",
     ),
 )
-def api_versions() -> None:
+def api_versions(ctx: typer.Context) -> None:
     """For every broker, the version range it supports for each API."""
     from kctl.broker import cluster
 
-    rows = cluster.api_versions(connection())
+    rows = cluster.api_versions(connection(ctx))
     emit(
         Output(
             rows, cols("broker:>", "address", "api", "api_key:>", "min_version:>", "max_version:>")
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -73,6 +73,7 @@ def api_versions() -> None:
     ),
 )
 def snapshot(
+    ctx: typer.Context,
     topics: list[str] = typer.Option(
         [],
         "--topic",
@@ -90,7 +91,7 @@ def snapshot(
     from kctl.broker.cluster_snapshot import collect
     from kctl.commands._common import note
 
-    snap = collect(Admin(connection()), list(topics), log_dirs=log_dirs)
+    snap = collect(Admin(connection(ctx)), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
         brokers = ", ".join(map(str, snap.log_dirs_unsupported))
         note(
@@ -115,7 +116,7 @@ def snapshot(
             cols("topic", "partition:>", "leader:>", "replicas", "isr", "min_insync_replicas:>"),
             doc=snap.to_dict(),
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -128,6 +129,7 @@ def snapshot(
     ),
 )
 def log_dirs(
+    ctx: typer.Context,
     brokers: list[int] = typer.Option(
         [], "--broker", help="Only this broker (repeatable; default: every broker)."
     ),
@@ -154,11 +156,11 @@ def log_dirs(
     wanted = None
     if topics:
         view, names = resolve_names(
-            Admin(connection()), list(topics), None, internal=True, missing_ok=False
+            Admin(connection(ctx)), list(topics), None, internal=True, missing_ok=False
         )
         wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
 
-    dirs = logdirs.describe(connection(), list(brokers) or None, wanted)
+    dirs = logdirs.describe(connection(ctx), list(brokers) or None, wanted)
     if kafka_json:
         import json
         import sys
@@ -217,7 +219,7 @@ def log_dirs(
             ),
             doc=doc,
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -226,6 +228,7 @@ def log_dirs(
     epilog=example("kctl cluster unregister 4", "kctl cluster unregister 4 --yes"),
 )
 def unregister(
+    ctx: typer.Context,
     broker: int = typer.Argument(..., min=0, help="The id of the broker to unregister."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     force: bool = typer.Option(
@@ -239,7 +242,7 @@ def unregister(
     from kctl.commands._common import confirm, note
 
     confirm(f"Unregister broker {broker}?", yes=yes, action=f"unregister broker {broker}")
-    was = cluster.unregister(Admin(connection()), broker, force=force)
+    was = cluster.unregister(Admin(connection(ctx)), broker, force=force)
     note(f"broker {broker} unregistered (it was {was})")
     emit(Output([{"broker": broker, "was": was, "unregistered": True}],
-                cols("broker:>", "was", "unregistered")), output_view())  # fmt: skip
+                cols("broker:>", "was", "unregistered")), output_view(ctx))  # fmt: skip

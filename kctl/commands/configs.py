@@ -111,6 +111,7 @@ def _entity(
     ),
 )
 def describe(
+    ctx: typer.Context,
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
     broker_defaults: bool = DEFAULTS,
@@ -133,7 +134,7 @@ def describe(
         topic, broker, broker_defaults, entity_type, entity_name, entity_default,
         broker_logger, group, client_metrics,
     )  # fmt: skip
-    values = configs.describe(Admin(connection()), ent, include_defaults=all_)
+    values = configs.describe(Admin(connection(ctx)), ent, include_defaults=all_)
     rows = [
         {
             "name": v.name,
@@ -162,17 +163,17 @@ def describe(
         ],
     }
     columns = ["name", "value", "source", "sensitive", "read_only"] + (["synonyms"] if all_ else [])
-    emit(Output(rows, cols(*columns), doc=doc), output_view())
+    emit(Output(rows, cols(*columns), doc=doc), output_view(ctx))
 
 
-def _alter(op: str, items: list[str], *where: object) -> None:
+def _alter(ctx: typer.Context, op: str, items: list[str], *where: object) -> None:
     from kctl.broker import configs
     from kctl.broker.client import Admin
 
     ent = _entity(*where)  # type: ignore[arg-type]
     values = configs.parse_assignments(items, op)
-    rows = configs.alter(Admin(connection()), ent, op, values)
-    emit(Output(rows, cols("entity", "name", "config", "operation", "value")), output_view())
+    rows = configs.alter(Admin(connection(ctx)), ent, op, values)
+    emit(Output(rows, cols("entity", "name", "config", "operation", "value")), output_view(ctx))
 
 
 @app.command(
@@ -186,6 +187,7 @@ def _alter(op: str, items: list[str], *where: object) -> None:
     ),
 )
 def set_(
+    ctx: typer.Context,
     items: list[str] = typer.Argument(..., help="name=value pairs.", metavar="NAME=VALUE..."),
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
@@ -198,12 +200,25 @@ def set_(
     client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Set configs (incremental: other configs are left alone)."""
-    _alter("set", items, topic, broker, broker_defaults, entity_type, entity_name, entity_default,
-           broker_logger, group, client_metrics)  # fmt: skip
+    _alter(
+        ctx,
+        "set",
+        items,
+        topic,
+        broker,
+        broker_defaults,
+        entity_type,
+        entity_name,
+        entity_default,
+        broker_logger,
+        group,
+        client_metrics,
+    )
 
 
 @app.command("delete", epilog=example("kctl configs delete --topic orders retention.ms"))
 def delete(
+    ctx: typer.Context,
     items: list[str] = typer.Argument(..., help="Config names.", metavar="NAME..."),
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
@@ -216,8 +231,20 @@ def delete(
     client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Remove configs so they fall back to their defaults."""
-    _alter("delete", items, topic, broker, broker_defaults, entity_type, entity_name,
-           entity_default, broker_logger, group, client_metrics)  # fmt: skip
+    _alter(
+        ctx,
+        "delete",
+        items,
+        topic,
+        broker,
+        broker_defaults,
+        entity_type,
+        entity_name,
+        entity_default,
+        broker_logger,
+        group,
+        client_metrics,
+    )
 
 
 @app.command(
@@ -225,6 +252,7 @@ def delete(
     epilog=example("kctl configs append --topic orders leader.replication.throttled.replicas=0:1"),
 )
 def append(
+    ctx: typer.Context,
     items: list[str] = typer.Argument(..., help="name=value pairs.", metavar="NAME=VALUE..."),
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
@@ -237,14 +265,27 @@ def append(
     client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Append a value to a list config."""
-    _alter("append", items, topic, broker, broker_defaults, entity_type, entity_name,
-           entity_default, broker_logger, group, client_metrics)  # fmt: skip
+    _alter(
+        ctx,
+        "append",
+        items,
+        topic,
+        broker,
+        broker_defaults,
+        entity_type,
+        entity_name,
+        entity_default,
+        broker_logger,
+        group,
+        client_metrics,
+    )
 
 
 @app.command(
     "subtract", epilog=example("kctl configs subtract --topic orders cleanup.policy=delete")
 )
 def subtract(
+    ctx: typer.Context,
     items: list[str] = typer.Argument(..., help="name=value pairs.", metavar="NAME=VALUE..."),
     topic: str | None = TOPIC,
     broker: int | None = BROKER,
@@ -257,5 +298,17 @@ def subtract(
     client_metrics: str | None = CLIENT_METRICS,
 ) -> None:
     """Remove a value from a list config."""
-    _alter("subtract", items, topic, broker, broker_defaults, entity_type, entity_name,
-           entity_default, broker_logger, group, client_metrics)  # fmt: skip
+    _alter(
+        ctx,
+        "subtract",
+        items,
+        topic,
+        broker,
+        broker_defaults,
+        entity_type,
+        entity_name,
+        entity_default,
+        broker_logger,
+        group,
+        client_metrics,
+    )

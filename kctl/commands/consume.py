@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from kctl.commands._common import connection, example, note
+from kctl.commands._common import connection, environment, example, note
 from kctl.commands._complete import group_names, topic_names
 from kctl.errors import EXIT_INTERRUPTED
 from kctl.runtime.signals import SignalTrap
@@ -22,6 +22,7 @@ EPILOG = example(
 
 
 def consume(
+    ctx: typer.Context,
     topics: list[str] = typer.Argument(
         None, help="Topics to read (or --topic).", autocompletion=topic_names
     ),
@@ -93,7 +94,6 @@ def consume(
     Stops at the current end of every partition unless --follow."""
     import time
 
-    from kctl import settings
     from kctl.broker.connect import parse_override
     from kctl.broker.consume import ConsumeOptions, Consumption, check_start
     from kctl.errors import UsageError
@@ -105,7 +105,7 @@ def consume(
     if include is not None:
         if topics:
             raise UsageError("--include and topic names exclude each other")
-        topics = _included(include)
+        topics = _included(ctx, include)
     if not topics:
         raise UsageError("name the topics to read: as arguments, --topic or --include")
     if from_beginning:
@@ -119,7 +119,7 @@ def consume(
     if any(p < 0 for p in partition):
         raise UsageError("--partition must be >= 0")
     check_start(start)
-    s = settings.current()
+    s = environment(ctx)
     fmt = s.output_format()
     out = sys.stdout.buffer
     writer = make_writer(
@@ -147,7 +147,7 @@ def consume(
     from kctl.runtime.heap import keep_heap
 
     keep_heap()
-    consumption = Consumption(connection(), opts)
+    consumption = Consumption(connection(ctx), opts)
     count = 0
     interrupted = False
     stop = _StopSignals(writer, consumption)
@@ -186,7 +186,7 @@ def consume(
         raise typer.Exit(EXIT_INTERRUPTED)
 
 
-def _included(pattern: str) -> list[str]:
+def _included(ctx: typer.Context, pattern: str) -> list[str]:
     """The topics whose whole name matches ``pattern``, sorted; internal topics only when the
     pattern matches them without its wildcards doing it (it starts with ``__``)."""
     import re
@@ -199,7 +199,7 @@ def _included(pattern: str) -> list[str]:
         rx = re.compile(pattern)
     except re.error as exc:
         raise UsageError(f"malformed --include regex {pattern!r}", str(exc)) from None
-    names = Admin(connection()).metadata().topics
+    names = Admin(connection(ctx)).metadata().topics
     internal_ok = pattern.startswith("__")
     chosen = sorted(
         n for n in names if rx.fullmatch(n) and (internal_ok or n not in INTERNAL_TOPICS)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from kctl.commands._common import example, note, output_view
+from kctl.commands._common import environment, example, note, output_view
 from kctl.logfmt import FILE_TYPES
 
 EPILOG = example(
@@ -38,6 +38,7 @@ def _parse_range(text: str | None) -> tuple[int, int] | None:
 
 
 def dump_segment(
+    ctx: typer.Context,
     paths: list[Path] = typer.Argument(
         ..., help="Files or directories (log dir or partition dir)."
     ),
@@ -92,7 +93,6 @@ def dump_segment(
 ) -> None:
     """Decode Kafka log segments, indexes, snapshots and checkpoints; summarise log dirs.
     Exit 3 when anything was invalid (each problem on stderr with file and byte position)."""
-    from kctl import settings
     from kctl.dump import DumpOptions, dump
     from kctl.errors import EXIT_FINDINGS, KctlError, UsageError
     from kctl.formatters.dump import DumpWriter
@@ -125,13 +125,13 @@ def dump_segment(
         else None
     )
     out = DumpWriter(
-        settings.current().output,
+        environment(ctx).output,
         sys.stdout,
         data=print_data_log or decoder is not None,
         skip_meta=skip_record_metadata,
         key_format=key_format,
         value_format=value_format,
-        view=output_view(),
+        view=output_view(ctx),
     )
     opts = DumpOptions(
         deep=deep_iteration or print_data_log or decoder is not None,

@@ -18,7 +18,7 @@ app = typer.Typer(
     "describe",
     epilog=example("kctl features describe", "kctl features describe -o json"),
 )
-def describe() -> None:
+def describe(ctx: typer.Context) -> None:
     """Every feature with the levels the brokers support and the level the cluster finalized
     (0: off), metadata.version also by release name (kafka-features.sh describe)."""
     from kctl.broker import features as F
@@ -33,7 +33,7 @@ def describe() -> None:
             "finalized_version": F.level_name(f.name, f.finalized_level),
             "epoch": f.epoch,
         }
-        for f in F.describe(Admin(connection()))
+        for f in F.describe(Admin(connection(ctx)))
     ]
     emit(
         Output(
@@ -41,7 +41,7 @@ def describe() -> None:
             cols("feature", "supported_min:>", "supported_max:>", "finalized_level:>",
                  "finalized_version", "epoch:>"),
         ),
-        output_view(),
+        output_view(ctx),
     )  # fmt: skip
 
 
@@ -63,13 +63,18 @@ def _wanted(feature: list[str], metadata: str | None) -> dict[str, int]:
 
 
 def _change(
-    feature: list[str], metadata: str | None, execute: bool, downgrade: str | None, yes: bool
+    ctx: typer.Context,
+    feature: list[str],
+    metadata: str | None,
+    execute: bool,
+    downgrade: str | None,
+    yes: bool,
 ) -> None:
     from kctl.broker import features as F
     from kctl.broker.client import Admin
     from kctl.errors import KctlError
 
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     changes = F.plan(F.describe(admin), _wanted(feature, metadata), downgrade)
     if execute and downgrade is not None:
         what = ", ".join(f"{c.feature} {c.current}->{c.target}" for c in changes)
@@ -85,7 +90,7 @@ def _change(
         }
         for c in changes
     ]
-    emit(Output(rows, cols("feature", "from", "to", "change", "result")), output_view())
+    emit(Output(rows, cols("feature", "from", "to", "change", "result")), output_view(ctx))
     failed = [r for r in rows if r["result"] not in ("OK", "nothing to do")]
     if failed:
         verb = "changing" if execute else "validating"
@@ -104,6 +109,7 @@ def _change(
     ),
 )
 def upgrade(
+    ctx: typer.Context,
     feature: list[str] = typer.Option(
         [], "--feature", help="NAME=LEVEL to upgrade to (repeatable)."
     ),
@@ -118,7 +124,7 @@ def upgrade(
 ) -> None:
     """Raise feature levels: the plan first (validated by the controller without changing
     anything, as kafka-features.sh --dry-run), --execute to apply."""
-    _change(feature, metadata, execute, None, True)
+    _change(ctx, feature, metadata, execute, None, True)
 
 
 @app.command(
@@ -129,6 +135,7 @@ def upgrade(
     ),
 )
 def downgrade(
+    ctx: typer.Context,
     feature: list[str] = typer.Option(
         [], "--feature", help="NAME=LEVEL to downgrade to (repeatable; 0 turns it off)."
     ),
@@ -145,4 +152,4 @@ def downgrade(
 ) -> None:
     """Lower feature levels: the plan first (validated by the controller), --execute (and a
     confirmation or --yes) to apply."""
-    _change(feature, metadata, execute, "unsafe" if unsafe else "safe", yes)
+    _change(ctx, feature, metadata, execute, "unsafe" if unsafe else "safe", yes)

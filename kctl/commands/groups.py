@@ -48,6 +48,7 @@ def _chosen(
 
 @app.command("list", epilog=example("kctl groups list", "kctl groups list --state Stable -o json"))
 def list_(
+    ctx: typer.Context,
     state: list[str] = typer.Option(
         [], "--state", help="Only groups in this state, e.g. Stable, Empty (repeatable)."
     ),
@@ -68,7 +69,7 @@ def list_(
     if types - set(G.GROUP_TYPES):
         bad = ", ".join(sorted(types - set(G.GROUP_TYPES)))
         raise UsageError(f"unknown group type {bad}", f"expected {', '.join(G.GROUP_TYPES)}")
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     with G.GroupReader(admin) as reader:
         everything = G.list_groups(admin)
         for kind in ("share", "streams"):  # librdkafka's ListGroups leaves them out
@@ -99,7 +100,7 @@ def list_(
             rows,
             cols("group", "state", "type", "protocol_type", "assignor", "members:>",
                  "coordinator:>"),
-        ), output_view()
+        ), output_view(ctx)
     )  # fmt: skip
 
 
@@ -112,6 +113,7 @@ def list_(
     ),
 )
 def describe(
+    ctx: typer.Context,
     groups: list[str] = typer.Argument(None, help="Groups.", autocompletion=group_names),
     group_option: list[str] = _GROUPS,
     all_groups: bool = _ALL,
@@ -130,7 +132,7 @@ def describe(
 
     if sum((offsets, members, state)) > 1:
         raise UsageError("choose one of --offsets, --members, --state")
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     ids, listed = _chosen(admin, [*(groups or []), *group_option], all_groups)
     with G.GroupReader(admin) as reader:
         described = reader.describe(ids)
@@ -141,7 +143,7 @@ def describe(
                     "describe share groups apart from other groups",
                     "their offsets are start offsets, not committed offsets",
                 )
-            _share_offsets(reader, described, shares)
+            _share_offsets(ctx, reader, described, shares)
             return
         if members or state:
             others = [gid for gid in ids if gid not in shares]
@@ -175,7 +177,7 @@ def describe(
                 cols("group", "coordinator:>", "coordinator_address", "assignor", "state",
                      "members:>"),
             ),
-            output_view(),
+            output_view(ctx),
         )  # fmt: skip
         return
     if members:
@@ -211,7 +213,7 @@ def describe(
                 mrows,
                 cols("group", "member_id", "group_instance_id", "client_id", "host",
                      "partitions:>", "assignment"),
-            ), output_view()
+            ), output_view(ctx)
         )  # fmt: skip
         return
     shown = [
@@ -237,11 +239,13 @@ def describe(
             shown,
             cols("group", "topic", "partition:>", "current_offset:>", "log_end_offset:>", "lag:>",
                  "consumer_id", "host", "client_id"),
-        ), output_view()
+        ), output_view(ctx)
     )  # fmt: skip
 
 
-def _share_offsets(reader: Any, described: dict[str, Any], ids: list[str]) -> None:
+def _share_offsets(
+    ctx: typer.Context, reader: Any, described: dict[str, Any], ids: list[str]
+) -> None:
     """kafka-share-groups.sh --describe: per partition the share group's start offset (the
     first record it has not yet acknowledged for good) and its lag."""
     offsets = reader.share_offsets(ids)
@@ -261,7 +265,7 @@ def _share_offsets(reader: Any, described: dict[str, Any], ids: list[str]) -> No
             note(f"share group {gid!r} has no offsets yet (state {described[gid].state})")
     emit(
         Output(rows, cols("group", "topic", "partition:>", "start_offset:>", "lag:>")),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -315,6 +319,7 @@ def _lag_output(rows: list[dict], ts_ms: int) -> tuple[Output, dict[str, int]]:
     ),
 )
 def lag(
+    ctx: typer.Context,
     groups: list[str] = typer.Argument(
         None, help="Groups (default: every group).", autocompletion=group_names
     ),
@@ -352,7 +357,7 @@ def lag(
     if record is not None:
         check_record_path(record)
     groups = [*(groups or []), *group_option]
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     with G.GroupReader(admin) as reader:  # kafka-python loads while librdkafka connects
         cluster_id = admin.metadata().cluster_id
         every = all_groups or not groups
@@ -371,7 +376,7 @@ def lag(
             if watch and sys.stdout.isatty():
                 sys.stdout.write("\x1b[2J\x1b[H")
                 out.title = f"groups lag, every {watch:g}s (Ctrl-C to stop)"
-            emit(out, output_view())
+            emit(out, output_view(ctx))
             if not watch:
                 break
             sys.stdout.flush()
@@ -392,6 +397,7 @@ def lag(
     epilog=example("kctl groups delete old-app", "kctl groups delete old-app older-app --yes"),
 )
 def delete(
+    ctx: typer.Context,
     groups: list[str] = typer.Argument(None, help="Groups to delete.", autocompletion=group_names),
     group_option: list[str] = _GROUPS,
     yes: bool = _YES,
@@ -404,7 +410,7 @@ def delete(
     ids = list(dict.fromkeys([*(groups or []), *group_option]))
     if not ids:
         raise UsageError("name the groups to delete: as arguments or with --group")
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     with G.GroupReader(admin) as reader:
         described = reader.describe(ids)
         G.require_known(admin, described, reader.committed(ids))
@@ -419,7 +425,7 @@ def delete(
     G.delete(admin, ids)
     emit(
         Output([{"group": g, "status": "deleted"} for g in ids], cols("group", "status")),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -428,6 +434,7 @@ def delete(
     epilog=example("kctl groups delete-offsets old-app --topic orders --yes"),
 )
 def delete_offsets(
+    ctx: typer.Context,
     group: str | None = typer.Argument(None, help="Group.", autocompletion=group_names),
     group_option: str | None = _GROUP,
     topic: list[str] = typer.Option(
@@ -444,12 +451,12 @@ def delete_offsets(
 
     group = one_name(group, group_option, "group")
     scope = topic_scope(topic)
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     tps = G.scope_partitions(admin, scope)
     with G.GroupReader(admin) as reader:
         described = reader.describe([group])
         if described[group].type == "share":
-            _delete_share_offsets(reader, group, scope, described[group], yes)
+            _delete_share_offsets(ctx, reader, group, scope, described[group], yes)
             return
         reader.require_offset_delete(f"deleting offsets of group {group!r}")
         G.require_known(admin, described, reader.committed([group]))
@@ -464,7 +471,7 @@ def delete_offsets(
         {"group": group, "topic": t, "partition": p, "status": failed.get((t, p)) or "deleted"}
         for t, p in tps
     ]
-    emit(Output(rows, cols("group", "topic", "partition:>", "status")), output_view())
+    emit(Output(rows, cols("group", "topic", "partition:>", "status")), output_view(ctx))
     if failed:
         (t, p), err = next(iter(sorted(failed.items())))
         raise KctlError(
@@ -475,7 +482,12 @@ def delete_offsets(
 
 
 def _delete_share_offsets(
-    reader: Any, group: str, scope: dict[str, list[int] | None], described: Any, yes: bool
+    ctx: typer.Context,
+    reader: Any,
+    group: str,
+    scope: dict[str, list[int] | None],
+    described: Any,
+    yes: bool,
 ) -> None:
     """kafka-share-groups.sh --delete-offsets: a share group's state of whole topics (its
     start offsets and in-flight records), for an empty group."""
@@ -498,7 +510,7 @@ def _delete_share_offsets(
     )
     result = reader.delete_share_offsets(group, topics)
     rows = [{"group": group, "topic": t, "status": result.get(t) or "deleted"} for t in topics]
-    emit(Output(rows, cols("group", "topic", "status")), output_view())
+    emit(Output(rows, cols("group", "topic", "status")), output_view(ctx))
     failed = [(t, err) for t, err in sorted(result.items()) if err]
     if failed:
         raise KctlError(
@@ -517,6 +529,7 @@ def _delete_share_offsets(
     ),
 )
 def reset_offsets(
+    ctx: typer.Context,
     group: str | None = typer.Argument(
         None, help="Group (must have no active members).", autocompletion=group_names
     ),
@@ -624,7 +637,7 @@ def reset_offsets(
         file_name=str(from_file) if from_file is not None else None,
         ts_ms=ts_ms,
     )
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     reset = G.plan_reset_offsets(admin, request)
     plan, marks = reset.rows, reset.marks
     for r in plan:
@@ -656,7 +669,7 @@ def reset_offsets(
                     "group", "topic", "partition:>", "current:>", "target:>", "delta:>", "clamped"
                 ),
             ),
-            output_view(),
+            output_view(ctx),
         )
     if not execute:
         note("plan only: nothing changed (add --execute to commit it)")

@@ -59,6 +59,7 @@ def _choose_engine(engine: str, version: str | None) -> tuple[str, str]:
     ),
 )
 def up(
+    ctx: typer.Context,
     engine: str = typer.Option(
         "auto",
         "--engine",
@@ -144,7 +145,7 @@ def up(
     if chosen == "tansu":
         from kctl.local.broker import free_port
 
-        _up_tansu(port or free_port(), wait, why)  # 0: a free port, as for Kafka
+        _up_tansu(ctx, port or free_port(), wait, why)  # 0: a free port, as for Kafka
         return
     from kctl.local import broker as tansu
     from kctl.local import kafka_cluster
@@ -195,7 +196,7 @@ def up(
                 "nodes": kafka_cluster.status_rows(cluster),
             },
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -215,7 +216,7 @@ def _write_admin_profile(cluster: Cluster, name: str) -> None:
             pfile.current = name
 
 
-def _up_tansu(port: int, wait: float, why: str) -> None:
+def _up_tansu(ctx: typer.Context, port: int, wait: float, why: str) -> None:
     from kctl.local import broker, kafka_cluster
 
     if kafka_cluster.read_state(_state()) is not None:
@@ -231,12 +232,12 @@ def _up_tansu(port: int, wait: float, why: str) -> None:
             cols("bootstrap"),
             doc={"bootstrap": info.bootstrap, "pid": info.pid, "engine": "tansu"},
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
 @app.command("status", epilog=example("kctl local status", "kctl local status -o json"))
-def status() -> None:
+def status(ctx: typer.Context) -> None:
     """Every node of the local cluster: id, role, address, pid, alive. Exit 1 if none runs."""
     from kctl.local import broker, kafka_cluster
 
@@ -256,7 +257,7 @@ def status() -> None:
                     "nodes": rows,
                 },
             ),
-            output_view(),
+            output_view(ctx),
         )
         if not any(r["alive"] for r in rows):
             note(
@@ -268,7 +269,7 @@ def status() -> None:
         return
     data = broker.status()
     rows = [{"key": k, "value": v} for k, v in data.items()]
-    emit(Output(rows, cols("key", "value"), doc={**data, "engine": "tansu"}), output_view())
+    emit(Output(rows, cols("key", "value"), doc={**data, "engine": "tansu"}), output_view(ctx))
     if not data["running"]:
         raise typer.Exit(EXIT_FAILED)
 
@@ -338,6 +339,7 @@ def start_broker(broker_id: int = typer.Argument(..., help="Broker id (1..N)."))
     epilog=example("kctl local fetch", "kctl local fetch --kafka-version 3.9.1 -o json"),
 )
 def fetch(
+    ctx: typer.Context,
     kafka_version: str | None = typer.Option(
         None, "--kafka-version", help="Apache Kafka version (default: the newest kctl pins)."
     ),
@@ -364,5 +366,5 @@ def fetch(
                 "jars": jars,
             },
         ),
-        output_view(),
+        output_view(ctx),
     )

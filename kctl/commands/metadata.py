@@ -63,6 +63,7 @@ def _partition_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 @app.command("image", epilog=IMAGE_EPILOG)
 def image(
+    ctx: typer.Context,
     directory: Path = typer.Argument(..., help="A __cluster_metadata-0 directory."),
     at_offset: int | None = typer.Option(
         None, "--at-offset", min=0, help="The state after this offset (default: the last)."
@@ -111,7 +112,7 @@ def image(
                 title=f"Changes from offset {before.offset} to {after.offset}",
                 name_key="key",
             ),
-            output_view(),
+            output_view(ctx),
         )
         return
 
@@ -152,5 +153,5 @@ def image(
             f"metadata.version {doc['features'].get('metadata.version', '?')}",
             name_key="topic",
         ),
-        output_view(),
+        output_view(ctx),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from kctl.commands._common import example, output_view
+from kctl.commands._common import environment, example, output_view
 
 app = typer.Typer(
     help="Partition offsets (get) and __consumer_offsets records (decode).", no_args_is_help=True
@@ -21,6 +21,7 @@ app = typer.Typer(
     ),
 )
 def decode(
+    ctx: typer.Context,
     key: str = typer.Option(..., "--key", help="The record key, hex."),
     value: str | None = typer.Option(
         None, "--value", help="The record value, hex (omit for a tombstone)."
@@ -28,7 +29,6 @@ def decode(
 ) -> None:
     """Decode one __consumer_offsets record: an offset commit or group metadata, with the
     consumer protocol's subscription and assignment inside."""
-    from kctl import settings
     from kctl.errors import KctlError, UsageError
     from kctl.formatters import Output, cell, cols, emit, to_json
     from kctl.logfmt import internal
@@ -46,7 +46,7 @@ def decode(
         doc = internal.decode_offsets_record(raw_key, raw_value)
     except (DecodeError, ValueError) as exc:
         raise KctlError("cannot decode the record", str(exc)) from None
-    fmt = settings.current().output_format()
+    fmt = environment(ctx).output_format()
     if fmt in ("table", "plain", "csv"):
         k, v = doc["key"], doc["value"]
         rows = [{"field": f"key.{n}", "value": cell(x)} for n, x in k["data"].items()]
@@ -58,6 +58,6 @@ def decode(
             for n, x in v["data"].items():
                 shown = to_json(x, indent=False) if isinstance(x, list | dict) else cell(x)
                 rows.append({"field": f"value.{n}", "value": shown})
-        emit(Output(rows, cols("field", "value"), doc=doc), output_view())
+        emit(Output(rows, cols("field", "value"), doc=doc), output_view(ctx))
     else:
-        emit(Output([doc], cols("key", "value"), doc=doc), output_view())
+        emit(Output([doc], cols("key", "value"), doc=doc), output_view(ctx))

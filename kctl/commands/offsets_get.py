@@ -20,6 +20,7 @@ EPILOG = example(
 
 
 def offsets_get(
+    ctx: typer.Context,
     topics: list[str] = typer.Argument(
         None,
         help="Topics: names or regular expressions matched against whole names "
@@ -66,7 +67,7 @@ def offsets_get(
     patterns = parsing.topic_partition_patterns(topic_partitions) if topic_partitions else None
     if patterns is not None and (topics or partition):
         raise UsageError("--topic-partitions cannot be used with topics or --partition")
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     md = admin.metadata()
     layout = {name: sorted(t.partitions) for name, t in md.topics.items()}
     if patterns is not None:
@@ -105,4 +106,4 @@ def offsets_get(
         doc["time_ms"] = when
     elif when is not None:
         doc["time"] = parsing.OFFSET_SPEC_NAMES[when]
-    emit(Output(rows, cols(*columns), doc=doc, footer=[totals]), output_view())
+    emit(Output(rows, cols(*columns), doc=doc, footer=[totals]), output_view(ctx))

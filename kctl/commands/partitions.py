@@ -81,6 +81,7 @@ def _election_file(path: Path) -> dict[str, list[int] | None]:
     ),
 )
 def elect_leaders(
+    ctx: typer.Context,
     preferred: bool = typer.Option(
         False, "--preferred", help="Move leadership to the first replica."
     ),
@@ -135,22 +136,25 @@ def elect_leaders(
         if from_file is not None
         else None
     )
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     plan = elect.plan_election(admin, kind, scope)
     steps, todo = plan.steps, plan.todo
     columns = cols(
         "topic", "partition:>", "leader:>", "replicas", "isr", "new_leader:>", "action", "reason"
     )
     if not execute:
-        emit(Output([s.row() for s in steps], columns), output_view())
+        emit(Output([s.row() for s in steps], columns), output_view(ctx))
         note(f"plan: {plan.count} {kind} election(s); nothing changed (add --execute to elect)")
         return
     if not todo:
-        emit(Output([s.row() for s in steps], columns), output_view())
+        emit(Output([s.row() for s in steps], columns), output_view(ctx))
         note("nothing to elect")
         return
     results = elect.elect(admin.conn, kind, todo)
-    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")), output_view())
+    emit(
+        Output(results, cols("topic", "partition:>", "status", "error", "message")),
+        output_view(ctx),
+    )
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
 
@@ -164,6 +168,7 @@ def elect_leaders(
     ),
 )
 def move_dir(
+    ctx: typer.Context,
     targets: list[str] = typer.Argument(
         ..., help="TOPIC:PARTITION or TOPIC:P,P (one or more).", metavar="TOPIC:P[,P]..."
     ),
@@ -195,20 +200,21 @@ def move_dir(
         "action",
         "reason",
     )
-    conn = connection()
+    conn = connection(ctx)
     if not execute:
         plan = logdirs.plan_move(conn, broker, partitions, to_dir)
-        emit(Output(plan, plan_cols), output_view())
+        emit(Output(plan, plan_cols), output_view(ctx))
         moving = sum(r["action"] == "move" for r in plan)
         note(f"plan: {moving} replica(s) to move; nothing changed (add --execute to move)")
         return
     plan, results = logdirs.move(conn, broker, partitions, to_dir)
     if not results:
-        emit(Output(plan, plan_cols), output_view())
+        emit(Output(plan, plan_cols), output_view(ctx))
         note("nothing to move")
         return
     emit(
-        Output(results, cols("topic", "partition:>", "broker:>", "status", "error")), output_view()
+        Output(results, cols("topic", "partition:>", "broker:>", "status", "error")),
+        output_view(ctx),
     )
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
@@ -265,6 +271,7 @@ PLAN_COLUMNS = ("topic", "partition:>", "current", "proposed", "moving")
     ),
 )
 def generate(
+    ctx: typer.Context,
     topics: list[str] = typer.Option(
         ..., "--topic", "-t", help="Topic to move (repeatable).", autocompletion=topic_names
     ),
@@ -285,7 +292,7 @@ def generate(
     from kctl.replicas.assign import PlanError, moves, plan_document, propose
 
     targets = _parse_brokers(brokers)
-    current, racks = current_assignment(Admin(connection()), list(dict.fromkeys(topics)))
+    current, racks = current_assignment(Admin(connection(ctx)), list(dict.fromkeys(topics)))
     unknown = [b for b in targets if b not in racks]
     if unknown:
         known = ", ".join(map(str, sorted(racks)))
@@ -301,7 +308,7 @@ def generate(
         note(f"current assignment written to {current_file}")
     emit(
         Output(_rows(current, proposed), cols(*PLAN_COLUMNS), doc=plan_document(proposed)),
-        output_view(),
+        output_view(ctx),
     )
     note(f"{moves(current, proposed)} replica(s) move in {len(proposed)} partition(s)")
 
@@ -314,6 +321,7 @@ def generate(
     ),
 )
 def execute_(
+    ctx: typer.Context,
     file: Path = typer.Option(
         ..., "--file", "-f", help="Plan JSON (reassign generate).", metavar="FILE"
     ),
@@ -333,7 +341,7 @@ def execute_(
     from kctl.errors import NotFoundError
 
     plan = _plan(file)
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     reassign.check_alter_supported(admin.conn, "reassigning partitions")
     current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
     for (topic, partition), replicas in plan.items():
@@ -346,14 +354,17 @@ def execute_(
                 f"brokers: {', '.join(map(str, sorted(racks)))}",
             )
     if not execute:
-        emit(Output(_rows(current, plan), cols(*PLAN_COLUMNS)), output_view())
+        emit(Output(_rows(current, plan), cols(*PLAN_COLUMNS)), output_view(ctx))
         note(f"plan: {len(plan)} partition(s); nothing changed (add --execute to start)")
         return
     if throttle is not None:
         reassign.set_throttle(admin, current, plan, throttle)
         note(f"replication throttled to {throttle} bytes/s until 'reassign verify' finds it done")
     results = reassign.alter(admin.conn, dict(plan), "reassigning partitions")
-    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")), output_view())
+    emit(
+        Output(results, cols("topic", "partition:>", "status", "error", "message")),
+        output_view(ctx),
+    )
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
 
@@ -363,6 +374,7 @@ def execute_(
     epilog=example("kctl partitions reassign verify --file plan.json"),
 )
 def verify_(
+    ctx: typer.Context,
     file: Path = typer.Option(
         ..., "--file", "-f", help="The plan that was executed.", metavar="FILE"
     ),
@@ -376,9 +388,11 @@ def verify_(
     from kctl.broker.client import Admin
 
     plan = _plan(file)
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     rows, done = reassign.verify(admin, admin.conn, plan)
-    emit(Output(rows, cols("topic", "partition:>", "status", "current", "target")), output_view())
+    emit(
+        Output(rows, cols("topic", "partition:>", "status", "current", "target")), output_view(ctx)
+    )
     if not done:
         note("reassignment not complete; the throttle (if any) stays")
         raise typer.Exit(EXIT_FINDINGS)
@@ -398,6 +412,7 @@ def verify_(
     ),
 )
 def cancel(
+    ctx: typer.Context,
     file: Path | None = typer.Option(
         None, "--file", "-f", help="Cancel the partitions of this plan.", metavar="FILE"
     ),
@@ -415,7 +430,7 @@ def cancel(
 
     if (file is None) == (not all_):
         raise UsageError("choose one of --file and --all")
-    conn = connection()
+    conn = connection(ctx)
     reassign.check_alter_supported(conn, "cancelling reassignments")
     running = reassign.ongoing(conn)
     chosen = running
@@ -428,7 +443,7 @@ def cancel(
                 chosen,
                 cols("topic", "partition:>", "replicas", "adding_replicas", "removing_replicas"),
             ),
-            output_view(),
+            output_view(ctx),
         )
         note(
             f"{len(chosen)} ongoing reassignment(s) to cancel"
@@ -438,7 +453,10 @@ def cancel(
     results = reassign.alter(
         conn, {(r["topic"], r["partition"]): None for r in chosen}, "cancelling reassignments"
     )
-    emit(Output(results, cols("topic", "partition:>", "status", "error", "message")), output_view())
+    emit(
+        Output(results, cols("topic", "partition:>", "status", "error", "message")),
+        output_view(ctx),
+    )
     if any(r["status"] == "failed" for r in results):
         raise typer.Exit(EXIT_FAILED)
     if not preserve_throttles:
@@ -450,14 +468,14 @@ def cancel(
 
 
 @reassign_app.command("list", epilog=example("kctl partitions reassign list -o json"))
-def list_() -> None:
+def list_(ctx: typer.Context) -> None:
     """Ongoing reassignments: target replicas, replicas being added and removed."""
     from kctl.broker import reassign
 
-    rows = reassign.ongoing(connection())
+    rows = reassign.ongoing(connection(ctx))
     emit(
         Output(
             rows, cols("topic", "partition:>", "replicas", "adding_replicas", "removing_replicas")
         ),
-        output_view(),
+        output_view(ctx),
     )

@@ -32,11 +32,11 @@ def _props(items: list[str]) -> dict[str, str]:
     return dict(parse_override(item) for item in items)
 
 
-def _emit(result: object) -> None:
+def _emit(ctx: typer.Context, result: object) -> None:
     from kctl.formatters import Output, cols, emit
 
     doc = result.as_dict()  # type: ignore[attr-defined]
-    emit(Output([doc], cols(*_COLUMNS), doc=doc), output_view())
+    emit(Output([doc], cols(*_COLUMNS), doc=doc), output_view(ctx))
 
 
 @app.command(
@@ -48,6 +48,7 @@ def _emit(result: object) -> None:
     ),
 )
 def produce(
+    ctx: typer.Context,
     topic: str | None = typer.Argument(
         None, help="Topic to write to (or --topic).", autocompletion=topic_names
     ),
@@ -88,14 +89,15 @@ def produce(
     if num_records < 1 or record_size < 0:
         raise UsageError("--num-records must be at least 1 and --record-size at least 0")
     _emit(
+        ctx,
         perf_produce(
-            connection(),
+            connection(ctx),
             topic,
             num_records=num_records,
             record_size=record_size,
             throughput=throughput,
             props=_props(producer_prop),
-        )
+        ),
     )
 
 
@@ -107,6 +109,7 @@ def produce(
     ),
 )
 def consume(
+    ctx: typer.Context,
     topic: str | None = typer.Argument(
         None, help="Topic to read from its start (or --topic).", autocompletion=topic_names
     ),
@@ -139,11 +142,12 @@ def consume(
     if num_records < 1:
         raise UsageError("--num-records must be at least 1")
     _emit(
+        ctx,
         perf_consume(
-            connection(),
+            connection(ctx),
             topic,
             num_records=num_records,
             timeout=idle_timeout,
             props=_props(consumer_prop),
-        )
+        ),
     )

@@ -8,7 +8,7 @@ from typing import IO, Any
 
 import typer
 
-from kctl.commands._common import connection, example, note, one_name
+from kctl.commands._common import connection, environment, example, note, one_name
 from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
 from kctl.parsing import bounded
@@ -80,6 +80,7 @@ class _Bar:
 
 
 def produce(
+    ctx: typer.Context,
     topic: str | None = typer.Argument(
         None, help="Topic to write to (or --topic).", autocompletion=topic_names
     ),
@@ -152,7 +153,6 @@ def produce(
     delivered, failed (not on the broker) and unknown (may be on the broker). Exit 1 if any
     record failed or is unknown, or delivery stalled for --timeout seconds; 130 if
     interrupted."""
-    from kctl import settings
     from kctl.broker.produce import ProduceOptions
     from kctl.broker.produce import produce as run
     from kctl.errors import UsageError
@@ -204,7 +204,7 @@ def produce(
     from kctl.runtime.heap import keep_heap
 
     keep_heap()
-    conn = connection()
+    conn = connection(ctx)
     streams: list[tuple[str, IO[bytes]]] = []
     bar: Any = None
     try:
@@ -272,7 +272,7 @@ def produce(
         line += " (interrupted: input not read to the end)"
     elif summary.stalled:
         line += f" (gave up: nothing delivered for {conn.timeout:g}s)"
-    output = settings.current().output
+    output = environment(ctx).output
     if output in ("json", "jsonl"):
         from kctl.formatters import to_json
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 from typer.core import TyperCommand
 
-from kctl.commands._common import confirm, example, note, output_view
+from kctl.commands._common import (
+    confirm,
+    environment,
+    example,
+    note,
+    output_view,
+    read_hidden,
+    secret_from_file,
+)
 from kctl.commands._complete import profile_names
 from kctl.formatters import Output, cols, emit
 
@@ -17,7 +23,7 @@ app = typer.Typer(
 
 
 @app.command("list", epilog=example("kctl profile list"))
-def list_() -> None:
+def list_(ctx: typer.Context) -> None:
     """Profiles in the profile file; the current one is marked."""
     from kctl import config
 
@@ -37,12 +43,13 @@ def list_() -> None:
             rows,
             cols("name", "current", "bootstrap_servers", "security_protocol", "sasl_mechanism"),
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
 @app.command("show", epilog=example("kctl profile show prod", "kctl profile show -o json"))
 def show(
+    ctx: typer.Context,
     name: str | None = typer.Argument(
         None, help="Profile (default: the current one).", autocompletion=profile_names
     ),
@@ -57,7 +64,7 @@ def show(
         raise NotFoundError("no current profile", f"add one with 'kctl profile add' ({pfile.path})")
     data = {"name": chosen, "current": chosen == pfile.current, **config.masked(pfile.get(chosen))}
     rows = [{"key": k, "value": v} for k, v in _flatten(data)]
-    emit(Output(rows, cols("key", "value"), doc=data), output_view())
+    emit(Output(rows, cols("key", "value"), doc=data), output_view(ctx))
 
 
 def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
@@ -128,51 +135,6 @@ def check_name(name: str) -> str:
     return name
 
 
-def read_hidden(prompt: str, option: str = "--sasl-password") -> str:
-    """One line from the terminal on stdin, not echoed; the prompt goes to stderr. ``option``
-    names the secret in the errors (``--sasl-password``, ``--key-password``)."""
-    import termios
-
-    from kctl.errors import Refused
-
-    what = "the SASL password" if option == "--sasl-password" else "the key password"
-    if not sys.stdin.isatty():
-        raise Refused(
-            f"cannot ask for {what}: stdin is not a terminal",
-            f"give it with {option}-file PATH or as {option} env:VAR",
-        )
-    fd = sys.stdin.fileno()
-    old = termios.tcgetattr(fd)
-    new = termios.tcgetattr(fd)
-    new[3] &= ~termios.ECHO
-    try:
-        termios.tcsetattr(fd, termios.TCSAFLUSH, new)  # echo off before the prompt shows
-        sys.stderr.write(prompt)
-        sys.stderr.flush()
-        line = sys.stdin.readline()
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, old)
-        sys.stderr.write("\n")
-        sys.stderr.flush()
-    if not line:
-        raise Refused(f"no {what.removeprefix('the ')} read", "end of input at the prompt")
-    return line.rstrip("\r\n")
-
-
-def _password_from_file(path: str, option: str = "--sasl-password-file") -> str:
-    from pathlib import Path
-
-    from kctl.errors import ConfigError
-
-    try:
-        text = Path(path).expanduser().read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {option} {path}", exc.strerror) from exc
-    except UnicodeDecodeError:
-        raise ConfigError(f"cannot read {option} {path}", "not UTF-8 text") from None
-    return text.rstrip("\r\n")
-
-
 @app.command(
     "add",
     cls=_OptionalPasswordCommand,
@@ -186,6 +148,7 @@ def _password_from_file(path: str, option: str = "--sasl-password-file") -> str:
     ),
 )
 def add(
+    ctx: typer.Context,
     name: str = typer.Argument(..., help="Profile name."),
     security_protocol: str = typer.Option(
         "PLAINTEXT", "--security-protocol", help="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."
@@ -226,7 +189,7 @@ def add(
     force: bool = typer.Option(False, "--force", help="Replace an existing profile of that name."),
 ) -> None:
     """Add a profile. Bootstrap servers come from the global -b, client overrides from -X."""
-    from kctl import config, settings
+    from kctl import config
     from kctl.broker.connect import parse_override
     from kctl.errors import ConfigError, UsageError
 
@@ -235,21 +198,21 @@ def add(
         raise UsageError("give the SASL password once: --sasl-password or --sasl-password-file")
     if key_password is not None and key_password_file is not None:
         raise UsageError("give the key password once: --key-password or --key-password-file")
-    s = settings.current()
+    s = environment(ctx)
     if name in config.load().profiles and not force:  # before asking for a password
         raise ConfigError(f"profile {name!r} already exists", "use --force to replace it")
     password_in_argv = sasl_password not in (None, PROMPT)
     if sasl_password == PROMPT:
         sasl_password = read_hidden(f"SASL password for profile {name!r}: ")
     elif sasl_password_file is not None:
-        sasl_password = _password_from_file(sasl_password_file)
+        sasl_password = secret_from_file(sasl_password_file)
     if sasl_password is not None and not sasl_password:
         raise UsageError("empty SASL password", "nothing was saved")
     key_in_argv = key_password not in (None, PROMPT)
     if key_password == PROMPT:
         key_password = read_hidden(f"Key password for profile {name!r}: ", "--key-password")
     elif key_password_file is not None:
-        key_password = _password_from_file(key_password_file, "--key-password-file")
+        key_password = secret_from_file(key_password_file, "--key-password-file")
     if key_password is not None and not key_password:
         raise UsageError("empty key password", "nothing was saved")
     data: dict = {"bootstrap_servers": s.bootstrap_servers, "security_protocol": security_protocol}

@@ -55,6 +55,7 @@ def _status_doc(state: QuorumState) -> dict[str, Any]:
     ),
 )
 def describe(
+    ctx: typer.Context,
     replication: bool = typer.Option(
         False,
         "--replication",
@@ -72,10 +73,10 @@ def describe(
 
     if replication and status:
         raise UsageError("--replication and --status are exclusive", "choose one view")
-    state = quorum.describe(Admin(connection()))
+    state = quorum.describe(Admin(connection(ctx)))
     if replication:
         rows = [{k: v for k, v in asdict(r).items() if k != "endpoints"} for r in state.replicas]
-        emit(Output(rows, cols(*_REPLICATION_COLS), name_key="node_id"), output_view())
+        emit(Output(rows, cols(*_REPLICATION_COLS), name_key="node_id"), output_view(ctx))
         return
     doc = _status_doc(state)
     row = {
@@ -90,7 +91,7 @@ def describe(
                  "max_follower_lag:>", "max_follower_lag_time_ms:>", "voters", "observers"),
             doc=doc,
         ),
-        output_view(),
+        output_view(ctx),
     )  # fmt: skip
 
 
@@ -115,6 +116,7 @@ def _listener(text: str) -> tuple[str, str, int]:
     ),
 )
 def add_controller(
+    ctx: typer.Context,
     node_id: int = typer.Argument(..., min=0, help="The controller's node.id."),
     directory_id: str | None = typer.Option(
         None,
@@ -135,7 +137,7 @@ def add_controller(
 
     listeners = [_listener(x) for x in listener]
     if directory_id is None:
-        replica = quorum.find_replica(quorum.describe(Admin(connection())), node_id)
+        replica = quorum.find_replica(quorum.describe(Admin(connection(ctx))), node_id)
         if replica.status != "Observer":
             raise UsageError(f"node {node_id} is already a voter", "nothing to add")
         if not replica.directory_id:
@@ -151,11 +153,11 @@ def add_controller(
         "listeners": ",".join(listener),
     }
     if execute:
-        quorum.add_controller(Admin(connection()), node_id, directory_id, listeners)
+        quorum.add_controller(Admin(connection(ctx)), node_id, directory_id, listeners)
         note(f"controller {node_id} added to the quorum")
     else:
         note("plan only, nothing changed: add --execute to add the controller")
-    emit(Output([row], cols("action", "node_id:>", "directory_id", "listeners")), output_view())
+    emit(Output([row], cols("action", "node_id:>", "directory_id", "listeners")), output_view(ctx))
 
 
 @app.command(
@@ -166,6 +168,7 @@ def add_controller(
     ),
 )
 def remove_controller(
+    ctx: typer.Context,
     node_id: int = typer.Argument(..., min=0, help="The voter's node.id."),
     directory_id: str | None = typer.Option(
         None,
@@ -181,7 +184,7 @@ def remove_controller(
     from kctl.broker.client import Admin
     from kctl.errors import UsageError
 
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     if directory_id is None:
         replica = quorum.find_replica(quorum.describe(admin), node_id)
         if replica.status == "Observer":
@@ -205,4 +208,4 @@ def remove_controller(
         note(f"controller {node_id} removed from the quorum")
     else:
         note("plan only, nothing changed: add --execute to remove the controller")
-    emit(Output([row], cols("action", "node_id:>", "directory_id")), output_view())
+    emit(Output([row], cols("action", "node_id:>", "directory_id")), output_view(ctx))

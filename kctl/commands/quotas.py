@@ -42,6 +42,7 @@ def _entity(
     ),
 )
 def describe(
+    ctx: typer.Context,
     user: str | None = _USER,
     user_default: bool = _USER_DEFAULT,
     client_id: str | None = _CLIENT,
@@ -55,14 +56,14 @@ def describe(
     from kctl.broker.client import Admin
 
     ent = _entity(user, user_default, client_id, client_default, ip, ip_default)
-    found = Q.describe(Admin(connection()), ent)
+    found = Q.describe(Admin(connection(ctx)), ent)
     emit(
         Output(
             [Q.row(q) for q in found],
             cols("entity", *(f"{k}:>" for k in Q.KEYS)),
             doc=[Q.document(q) for q in found],
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -75,6 +76,7 @@ def describe(
     ),
 )
 def set_(
+    ctx: typer.Context,
     values: list[str] = typer.Argument(..., help="KEY=VALUE quotas to set."),
     user: str | None = _USER,
     user_default: bool = _USER_DEFAULT,
@@ -96,12 +98,12 @@ def set_(
     if not ent.parts:
         raise UsageError("no entity", "--user, --client-id, --ip or their --*-default")
     parsed = Q.parse_values(values, ent)
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     Q.alter(admin, ent, parsed, [], validate_only=validate_only)
     verb = "valid, nothing changed" if validate_only else "set"
     note(f"quotas of {ent.label()}: {', '.join(parsed)} {verb}")
     rows = [{"entity": ent.label(), "quota": k, "value": v} for k, v in parsed.items()]
-    emit(Output(rows, cols("entity", "quota", "value:>")), output_view())
+    emit(Output(rows, cols("entity", "quota", "value:>")), output_view(ctx))
 
 
 @app.command(
@@ -112,6 +114,7 @@ def set_(
     ),
 )
 def delete(
+    ctx: typer.Context,
     keys: list[str] = typer.Argument(None, help="The quotas to remove (or --all)."),
     user: str | None = _USER,
     user_default: bool = _USER_DEFAULT,
@@ -130,7 +133,7 @@ def delete(
     ent = _entity(user, user_default, client_id, client_default, ip, ip_default)
     if not ent.parts:
         raise UsageError("no entity", "--user, --client-id, --ip or their --*-default")
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     if all_:
         if keys:
             raise UsageError("give quota names or --all, not both")
@@ -142,10 +145,10 @@ def delete(
         names = Q.check_keys(list(keys), ent)
     if not names:
         note(f"{ent.label()} has no quota: nothing to delete")
-        emit(Output([], cols("entity", "quota")), output_view())
+        emit(Output([], cols("entity", "quota")), output_view(ctx))
         return
     confirm(f"Delete {', '.join(names)} of {ent.label()}?", yes=yes, action="delete quotas")
     Q.alter(admin, ent, {}, names, validate_only=False)
     note(f"quotas of {ent.label()}: {', '.join(names)} deleted")
     emit(Output([{"entity": ent.label(), "quota": n} for n in names], cols("entity", "quota")),
-         output_view())  # fmt: skip
+         output_view(ctx))  # fmt: skip

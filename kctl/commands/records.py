@@ -19,6 +19,7 @@ app = typer.Typer(help="Delete records at the start of partitions.", no_args_is_
     ),
 )
 def delete(
+    ctx: typer.Context,
     topic: str | None = typer.Argument(
         None, help="Topic (not needed with --offsets-json).", autocompletion=topic_names
     ),
@@ -54,7 +55,7 @@ def delete(
         plan = parsing.delete_records_json(text, offsets_json)
     else:
         everywhere, per = parsing.before_offsets(before)
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     if offsets_json is not None:
         for t in sorted({t for t, _ in plan}):
             wanted = sorted(p for tt, p in plan if tt == t)
@@ -90,5 +91,5 @@ def delete(
             rows,
             cols("topic", "partition:>", "before:>", "previous_low_watermark:>", "low_watermark:>"),
         ),
-        output_view(),
+        output_view(ctx),
     )

@@ -46,6 +46,7 @@ def load_snapshot(path: Path) -> Any:
     ),
 )
 def validate(
+    ctx: typer.Context,
     topics: list[str] = typer.Option(
         [], "--topic", "-t", help="Only this topic (repeatable; default: every topic)."
     ),
@@ -85,7 +86,7 @@ def validate(
         from kctl.broker.client import Admin
         from kctl.broker.cluster_snapshot import collect
 
-        snap = collect(Admin(connection()), list(topics), log_dirs=log_dirs)
+        snap = collect(Admin(connection(ctx)), list(topics), log_dirs=log_dirs)
     if snap.log_dirs_unsupported:
         brokers = ", ".join(map(str, snap.log_dirs_unsupported))
         note(
@@ -111,7 +112,7 @@ def validate(
             cols("severity", "check", "topic", "partition:>", "brokers", "reason"),
             doc=doc,
         ),
-        output_view(),
+        output_view(ctx),
     )
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
     note(
@@ -122,7 +123,7 @@ def validate(
         raise typer.Exit(EXIT_FINDINGS)
 
 
-def _emit_comparison(results: list[Any], doc: dict[str, Any]) -> None:
+def _emit_comparison(ctx: typer.Context, results: list[Any], doc: dict[str, Any]) -> None:
     emit(
         Output(
             [r.row() for r in results],
@@ -138,7 +139,7 @@ def _emit_comparison(results: list[Any], doc: dict[str, Any]) -> None:
             ),
             doc=doc,
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -150,6 +151,7 @@ def _emit_comparison(results: list[Any], doc: dict[str, Any]) -> None:
     ),
 )
 def compare(
+    ctx: typer.Context,
     dirs: list[Path] = typer.Argument(
         ..., help="The same partition's directory copied from two or more brokers."
     ),
@@ -176,7 +178,7 @@ def compare(
         "reference": str(dirs[0]),
         "replicas": [r.document() for r in results],
     }
-    _emit_comparison(results, doc)
+    _emit_comparison(ctx, results, doc)
     differing = [r for r in results if r.status not in ("reference", "identical")]
     if differing:
         note(f"{len(differing)} of {len(results)} replica(s) differ")
@@ -192,6 +194,7 @@ def compare(
     ),
 )
 def verify(
+    ctx: typer.Context,
     topics: list[str] = typer.Option(
         [], "--topic", "-t", help="Only this topic (repeatable; default: every non-internal topic)."
     ),
@@ -208,7 +211,7 @@ def verify(
     from kctl.broker.client import Admin
     from kctl.broker.replica_verify import verify as run
 
-    rows = run(Admin(connection()), list(topics), offset=offset, budget=max_bytes)
+    rows = run(Admin(connection(ctx)), list(topics), offset=offset, budget=max_bytes)
     emit(
         Output(
             rows,
@@ -224,7 +227,7 @@ def verify(
                 "reason",
             ),
         ),
-        output_view(),
+        output_view(ctx),
     )
     offline = [r for r in rows if r["status"] == "offline"]
     bad = [

@@ -80,6 +80,7 @@ def _write_private(path: str, text: str) -> None:
     ),
 )
 def create(
+    ctx: typer.Context,
     renewers: list[str] = typer.Option(
         [], "--renewer-principal", help="TYPE:NAME who may renew it (repeatable)."
     ),
@@ -106,7 +107,7 @@ def create(
 
     for p in [*renewers, *([owner] if owner else [])]:
         T.principal(p)
-    token = T.create(Admin(connection()), renewers, owner, max_lifetime_ms)
+    token = T.create(Admin(connection(ctx)), renewers, owner, max_lifetime_ms)
     shown = token.hmac
     if hmac_file is not None:
         _write_private(hmac_file, token.hmac)
@@ -114,7 +115,7 @@ def create(
         note(f"token {token.token_id} created; its HMAC is in {hmac_file}")
     else:
         note(f"token {token.token_id} created; its HMAC is a secret: keep it like a password")
-    emit(Output([_row(token, shown)], cols(*_COLS)), output_view())
+    emit(Output([_row(token, shown)], cols(*_COLS)), output_view(ctx))
 
 
 @app.command(
@@ -124,6 +125,7 @@ def create(
     ),
 )
 def describe(
+    ctx: typer.Context,
     owners: list[str] = typer.Option(
         [], "--owner-principal", help="Only tokens of this TYPE:NAME (repeatable)."
     ),
@@ -137,9 +139,9 @@ def describe(
     from kctl.broker.client import Admin
     from kctl.config import MASK
 
-    found = T.describe(Admin(connection()), owners)
+    found = T.describe(Admin(connection(ctx)), owners)
     rows = [_row(t, t.hmac if show_hmac else MASK) for t in found]
-    emit(Output(rows, cols(*_COLS), name_key="token_id"), output_view())
+    emit(Output(rows, cols(*_COLS), name_key="token_id"), output_view(ctx))
 
 
 @app.command(
@@ -150,6 +152,7 @@ def describe(
     ),
 )
 def renew(
+    ctx: typer.Context,
     hmac: str | None = typer.Option(
         None, "--hmac", help="env:VAR or file:PATH ('-' or none: asked for, not echoed)."
     ),
@@ -165,9 +168,11 @@ def renew(
     from kctl.broker import tokens as T
     from kctl.broker.client import Admin
 
-    expiry = T.renew(Admin(connection()), _hmac(hmac, hmac_file), period_ms)
+    expiry = T.renew(Admin(connection(ctx)), _hmac(hmac, hmac_file), period_ms)
     note(f"token renewed: it expires at {_when(expiry)}")
-    emit(Output([{"expires": _when(expiry), "expiry_ms": expiry}], cols("expires")), output_view())
+    emit(
+        Output([{"expires": _when(expiry), "expiry_ms": expiry}], cols("expires")), output_view(ctx)
+    )
 
 
 @app.command(
@@ -178,6 +183,7 @@ def renew(
     ),
 )
 def expire(
+    ctx: typer.Context,
     hmac: str | None = typer.Option(
         None, "--hmac", help="env:VAR or file:PATH ('-' or none: asked for, not echoed)."
     ),
@@ -197,6 +203,8 @@ def expire(
     secret = _hmac(hmac, hmac_file)
     if period_ms < 0:
         confirm("Expire this token now?", yes=yes, action="expire a token now")
-    expiry = T.expire(Admin(connection()), secret, period_ms)
+    expiry = T.expire(Admin(connection(ctx)), secret, period_ms)
     note(f"token expires at {_when(expiry)}" if period_ms >= 0 else "token expired")
-    emit(Output([{"expires": _when(expiry), "expiry_ms": expiry}], cols("expires")), output_view())
+    emit(
+        Output([{"expires": _when(expiry), "expiry_ms": expiry}], cols("expires")), output_view(ctx)
+    )

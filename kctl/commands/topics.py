@@ -31,6 +31,7 @@ def _parse_configs(items: list[str]) -> dict[str, str]:
     "list", epilog=example("kctl topics list", "kctl topics list --pattern 'orders\\..*' -o json")
 )
 def list_(
+    ctx: typer.Context,
     internal: bool = typer.Option(
         False, "--internal", help="Include internal topics (names starting '__')."
     ),
@@ -49,11 +50,11 @@ def list_(
             "replication_factor": t.replication_factor,
             "internal": t.internal,
         }
-        for t in topics.list_topics(Admin(connection()), internal=internal, pattern=pattern)
+        for t in topics.list_topics(Admin(connection(ctx)), internal=internal, pattern=pattern)
     ]
     emit(
         Output(rows, cols("topic", "partitions:>", "replication_factor:>", "internal")),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -66,6 +67,7 @@ def list_(
     ),
 )
 def describe(
+    ctx: typer.Context,
     names: list[str] = typer.Argument(
         None, help="Topics (default: all).", autocompletion=topic_names
     ),
@@ -107,7 +109,7 @@ def describe(
 
     chosen = list(dict.fromkeys([*(names or []), *topic_option]))
     view, states = topics.describe_topics(
-        Admin(connection()), chosen, internal=internal, detail=True
+        Admin(connection(ctx)), chosen, internal=internal, detail=True
     )
     live = set(view.brokers)
     filtering = under_replicated or under_min_isr or at_min_isr or unavailable
@@ -182,7 +184,7 @@ def describe(
             ),
             doc=doc,
         ),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -195,6 +197,7 @@ def describe(
     ),
 )
 def create(
+    ctx: typer.Context,
     name: str | None = typer.Argument(None, help="Topic name (or --topic)."),
     topic_option: str | None = typer.Option(None, "--topic", help=_TOPIC_OPTION_HELP),
     partitions: int | None = typer.Option(
@@ -232,7 +235,7 @@ def create(
             raise UsageError("--replica-assignment replaces --partitions and --replication-factor")
         assignment = topics.parse_replica_assignment(replica_assignment)
     result = topics.create_topic(
-        Admin(connection()),
+        Admin(connection(ctx)),
         name,
         partitions=partitions,
         replication_factor=replication_factor,
@@ -244,7 +247,7 @@ def create(
         note(f"topic {name!r} already exists")
     emit(
         Output([result], cols("topic", "status", "partitions:>", "replication_factor:>")),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -255,6 +258,7 @@ def create(
     ),
 )
 def delete(
+    ctx: typer.Context,
     names: list[str] = typer.Argument(None, help="Topics to delete.", autocompletion=topic_names),
     topic_option: list[str] = typer.Option(
         [], "--topic", help=_TOPIC_OPTION_HELP + " Repeatable.", autocompletion=topic_names
@@ -278,17 +282,17 @@ def delete(
     names = [*(names or []), *topic_option]
     if not names and pattern is None:
         raise UsageError("name topics to delete, or give --pattern")
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     _, chosen = topics.resolve_names(
         admin, list(names or []), pattern, internal=internal, missing_ok=if_exists
     )
     if not chosen:
         note("no topic matches: nothing to delete")
-        emit(Output([], cols("topic", "status")), output_view())
+        emit(Output([], cols("topic", "status")), output_view(ctx))
         return
     note(f"will delete {len(chosen)} topic(s): {', '.join(chosen)}")
     confirm(f"Delete {len(chosen)} topic(s)?", yes=yes, action="delete topics")
-    emit(Output(topics.delete_topics(admin, chosen), cols("topic", "status")), output_view())
+    emit(Output(topics.delete_topics(admin, chosen), cols("topic", "status")), output_view(ctx))
 
 
 @app.command(
@@ -296,6 +300,7 @@ def delete(
     epilog=example("kctl topics add-partitions orders --partitions 12"),
 )
 def add_partitions(
+    ctx: typer.Context,
     name: str | None = typer.Argument(None, help="Topic (or --topic).", autocompletion=topic_names),
     topic_option: str | None = typer.Option(
         None, "--topic", help=_TOPIC_OPTION_HELP, autocompletion=topic_names
@@ -316,10 +321,10 @@ def add_partitions(
 
     name = one_name(name, topic_option, "topic")
     assignment = topics.parse_replica_assignment(replica_assignment) if replica_assignment else None
-    result = topics.add_partitions(Admin(connection()), name, partitions, assignment)
+    result = topics.add_partitions(Admin(connection(ctx)), name, partitions, assignment)
     emit(
         Output([result], cols("topic", "status", "partitions_before:>", "partitions:>")),
-        output_view(),
+        output_view(ctx),
     )
 
 

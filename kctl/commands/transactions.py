@@ -70,6 +70,7 @@ def _producer_row(p: Producer) -> dict[str, Any]:
     ),
 )
 def list_(
+    ctx: typer.Context,
     state: list[str] = typer.Option(
         [], "--state", help="Only transactions in this state, e.g. Ongoing (repeatable)."
     ),
@@ -93,7 +94,7 @@ def list_(
     bad = [s for s in state if s.lower() not in names]
     if bad:
         raise UsageError(f"unknown state {', '.join(bad)}", f"expected {', '.join(T.STATES)}")
-    with T.TxnClient(Admin(connection())) as c:
+    with T.TxnClient(Admin(connection(ctx))) as c:
         listed = c.list_transactions(
             [names[s.lower()] for s in state], producer_id, duration_filter
         )
@@ -108,7 +109,7 @@ def list_(
     ]
     emit(
         Output(rows, cols("transactional_id", "producer_id:>", "state", "coordinator:>")),
-        output_view(),
+        output_view(ctx),
     )
 
 
@@ -119,6 +120,7 @@ def list_(
     ),
 )
 def describe(
+    ctx: typer.Context,
     transactional_id: str = typer.Argument(..., help="A transactional id."),
 ) -> None:
     """State, producer id and epoch, timeout, start time, partitions and coordinator of one
@@ -127,7 +129,7 @@ def describe(
     from kctl.broker.client import Admin
     from kctl.errors import NotFoundError
 
-    with T.TxnClient(Admin(connection())) as c:
+    with T.TxnClient(Admin(connection(ctx))) as c:
         found = c.describe([transactional_id]).get(transactional_id)
     if found is None:
         raise NotFoundError(f"transactional id {transactional_id!r}", "unknown to its coordinator")
@@ -152,7 +154,7 @@ def describe(
                  "producer_epoch:>", "timeout_ms:>", "start_time", "duration_ms:>", "partitions"),
             doc=doc,
         ),
-        output_view(),
+        output_view(ctx),
     )  # fmt: skip
 
 
@@ -163,6 +165,7 @@ def describe(
     ),
 )
 def producers(
+    ctx: typer.Context,
     partitions: list[str] = typer.Argument(..., help="TOPIC:PARTITION (several allowed)."),
 ) -> None:
     """Active producers of partitions: id, epoch, last sequence and timestamp, coordinator
@@ -171,12 +174,12 @@ def producers(
     from kctl.broker.client import Admin
 
     wanted = [_tp(p, "TOPIC:PARTITION") for p in partitions]
-    with T.TxnClient(Admin(connection())) as c:
+    with T.TxnClient(Admin(connection(ctx))) as c:
         leaders: dict[tuple[str, int], int] = {}
         for topic in dict.fromkeys(t for t, _ in wanted):
             leaders.update(c.leaders(topic))
         found = c.producers(list(dict.fromkeys(wanted)), leaders)
-    emit(Output([_producer_row(p) for p in found], cols(*_PRODUCER_COLS)), output_view())
+    emit(Output([_producer_row(p) for p in found], cols(*_PRODUCER_COLS)), output_view(ctx))
 
 
 @app.command(
@@ -187,6 +190,7 @@ def producers(
     ),
 )
 def find_hanging(
+    ctx: typer.Context,
     broker: int | None = typer.Option(None, "--broker", help="The partitions this broker leads."),
     topic: str | None = typer.Option(None, "--topic", help="Every partition of this topic."),
     max_age_ms: int | None = typer.Option(
@@ -209,7 +213,7 @@ def find_hanging(
     from kctl.errors import FindingsError
 
     threshold, found = T.find_hanging(
-        Admin(connection()), broker=broker, topic=topic, max_age_ms=max_age_ms
+        Admin(connection(ctx)), broker=broker, topic=topic, max_age_ms=max_age_ms
     )
     rows = [
         {
@@ -229,7 +233,7 @@ def find_hanging(
                  "coordinator_epoch:>", "current_txn_start_offset:>", "age_ms:>",
                  "transactional_id", "hanging", "reason"),
         ),
-        output_view(),
+        output_view(ctx),
     )  # fmt: skip
     hanging = sum(h.hanging for h in found)
     if hanging:
@@ -246,6 +250,7 @@ def find_hanging(
     ),
 )
 def abort(
+    ctx: typer.Context,
     topic: str = typer.Option(..., "--topic", help="The partition's topic."),
     partition: int = typer.Option(..., "--partition", min=0, help="The partition."),
     start_offset: int | None = typer.Option(
@@ -266,7 +271,7 @@ def abort(
     from kctl.broker import transactions as T
     from kctl.broker.client import Admin
 
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     target = T.plan_abort(
         admin,
         topic,
@@ -277,7 +282,7 @@ def abort(
         coordinator_epoch=coordinator_epoch,
     )
     row = {**_producer_row(target), "action": "abort" if execute else "plan"}
-    emit(Output([row], cols(*_PRODUCER_COLS, "leader:>", "action")), output_view())
+    emit(Output([row], cols(*_PRODUCER_COLS, "leader:>", "action")), output_view(ctx))
     if not execute:
         note("plan only: nothing changed (add --execute to write the abort marker)")
         return

@@ -24,27 +24,32 @@ def _rows(found: list) -> list[dict[str, object]]:
 
 
 @app.command("list", epilog=example("kctl users list", "kctl users list -o name"))
-def list_() -> None:
+def list_(ctx: typer.Context) -> None:
     """Every user with SCRAM credentials, one row per mechanism (no secrets: Kafka keeps only
     salted hashes and never returns them)."""
     from kctl.broker import users as U
     from kctl.broker.client import Admin
 
     emit(
-        Output(_rows(U.describe(Admin(connection()), None)), cols(*_COLS), name_key="user"),
-        output_view(),
+        Output(_rows(U.describe(Admin(connection(ctx)), None)), cols(*_COLS), name_key="user"),
+        output_view(ctx),
     )
 
 
 @app.command(
     "describe", epilog=example("kctl users describe alice", "kctl users describe alice bob -o json")
 )
-def describe(users: list[str] = typer.Argument(..., help="User names.")) -> None:
+def describe(
+    ctx: typer.Context, users: list[str] = typer.Argument(..., help="User names.")
+) -> None:
     """The SCRAM mechanisms and iteration counts of these users (an unknown user is an error)."""
     from kctl.broker import users as U
     from kctl.broker.client import Admin
 
-    emit(Output(_rows(U.describe(Admin(connection()), list(users))), cols(*_COLS)), output_view())
+    emit(
+        Output(_rows(U.describe(Admin(connection(ctx)), list(users))), cols(*_COLS)),
+        output_view(ctx),
+    )
 
 
 def _password(value: str | None, path: str | None, user: str) -> tuple[str, bool]:
@@ -61,6 +66,7 @@ def _password(value: str | None, path: str | None, user: str) -> tuple[str, bool
     ),
 )
 def set_password(
+    ctx: typer.Context,
     user: str = typer.Argument(..., help="The user name (the principal User:NAME)."),
     password: str | None = typer.Option(
         None,
@@ -98,10 +104,10 @@ def set_password(
             "kctl: warning: --password on the command line shows in the process list: "
             "--password-file PATH, --password env:VAR or no value (a prompt) keep it out"
         )
-    U.set_password(Admin(connection()), user, mech, secret, iterations)
+    U.set_password(Admin(connection(ctx)), user, mech, secret, iterations)
     note(f"{mech} credentials of {user!r} set")
     emit(Output([{"user": user, "mechanism": mech, "iterations": iterations}], cols(*_COLS)),
-         output_view())  # fmt: skip
+         output_view(ctx))  # fmt: skip
 
 
 @app.command(
@@ -111,6 +117,7 @@ def set_password(
     ),
 )
 def delete(
+    ctx: typer.Context,
     user: str = typer.Argument(..., help="The user name."),
     mechanism: list[str] = typer.Option(
         [], "--mechanism", help="Only this mechanism's credentials (default: all the user has)."
@@ -121,7 +128,7 @@ def delete(
     from kctl.broker import users as U
     from kctl.broker.client import Admin
 
-    admin = Admin(connection())
+    admin = Admin(connection(ctx))
     has = [c.mechanism for c in U.describe(admin, [user])]
     mechs = [U.mechanism(m) for m in mechanism] or has
     missing = [m for m in mechs if m not in has]
@@ -135,4 +142,4 @@ def delete(
     U.delete(admin, user, mechs)
     note(f"{', '.join(mechs)} credentials of {user!r} deleted")
     emit(Output([{"user": user, "mechanism": m} for m in mechs], cols("user", "mechanism")),
-         output_view())  # fmt: skip
+         output_view(ctx))  # fmt: skip

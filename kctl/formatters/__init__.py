@@ -7,9 +7,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from kctl import settings
+if TYPE_CHECKING:
+    from kctl.environment import Environment
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,8 @@ class View:
     color: bool = False
 
     @classmethod
-    def of(cls, s: settings.Settings) -> View:
-        return cls(s.output_format(), not s.no_headers, s.use_color())
+    def of(cls, env: Environment) -> View:
+        return cls(env.output_format(), not env.no_headers, env.use_color())
 
 
 def cols(*specs: str | Column) -> list[Column]:
