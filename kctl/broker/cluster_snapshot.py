@@ -10,8 +10,8 @@ from typing import Any
 
 from kctl.broker import cluster, kafka_python
 from kctl.broker.client import Admin
+from kctl.broker.cluster_view import cluster_view, is_internal
 from kctl.broker.configs import _source
-from kctl.broker.topics import cluster_view, is_internal
 from kctl.errors import KctlError, NotFoundError
 from kctl.replicas.model import BrokerInfo, ClusterSnapshot, PartitionInfo, TopicInfo
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from kctl.broker import kafka_python
 from kctl.broker.client import Admin
+from kctl.broker.cluster_view import cluster_view, controller
 from kctl.broker.connect import Connection
 from kctl.errors import KctlError, UnsupportedByBroker
 
@@ -77,15 +78,6 @@ def check_supported(client: Any) -> tuple[int, int]:
     return found
 
 
-def controller(client: Any) -> int:
-    meta = client.describe_cluster()
-    ctl = meta.get("controller_id")
-    if ctl is None or ctl < 0:
-        live = [b["broker_id"] for b in meta["brokers"] if not b.get("is_fenced")]
-        return min(live or [b["broker_id"] for b in meta["brokers"]])
-    return int(ctl)
-
-
 def supported(conn: Connection) -> tuple[int, int]:
     """ElectLeaders' version range on the controller; UnsupportedByBroker when absent."""
     with kafka_python.admin_client(conn) as client:
@@ -122,7 +114,6 @@ def plan_election(
     """Per partition in ``scope`` (None: every topic, and then only what would change), the
     current and the expected leader, as kafka-leader-election.sh decides; unknown topics and
     partitions fail. Checks first that the cluster supports ElectLeaders."""
-    from kctl.broker.topics import cluster_view
     from kctl.errors import NotFoundError
     from kctl.replicas.assign import election_step
 

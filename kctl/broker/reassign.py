@@ -8,6 +8,7 @@ from typing import Any
 
 from kctl.broker import kafka_python
 from kctl.broker.client import Admin
+from kctl.broker.cluster_view import cluster_view, controller
 from kctl.broker.connect import Connection
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
 from kctl.replicas.assign import Assignment, throttled_replicas
@@ -117,7 +118,6 @@ def parse_list_response(response: Any) -> list[dict[str, Any]]:
 def current_assignment(admin: Admin, topics: list[str]) -> tuple[Assignment, dict[int, Any]]:
     """(assignment of every partition of ``topics``, broker id → rack)."""
     from kctl.broker import cluster
-    from kctl.broker.topics import cluster_view
 
     view = cluster_view(admin)
     for t in topics:
@@ -131,7 +131,6 @@ def current_assignment(admin: Admin, topics: list[str]) -> tuple[Assignment, dic
 
 
 def _require(client: Any, api: str, what: str) -> tuple[int, int]:
-    from kctl.broker.elect import controller
     from kctl.broker.logdirs import api_range
 
     found = api_range(client, controller(client), api)
@@ -148,8 +147,6 @@ def check_alter_supported(conn: Connection, what: str) -> None:
 def alter(
     conn: Connection, target: dict[tuple[str, int], list[int] | None], what: str
 ) -> list[dict[str, Any]]:
-    from kctl.broker.elect import controller
-
     with kafka_python.admin_client(conn) as client:
         _require(client, ALTER_API, what)
         request = build_alter_request(target, int(conn.timeout * 1000), 0)
@@ -160,8 +157,6 @@ def alter(
 def ongoing(
     conn: Connection, partitions: dict[str, list[int]] | None = None
 ) -> list[dict[str, Any]]:
-    from kctl.broker.elect import controller
-
     what = "listing partition reassignments"
     with kafka_python.admin_client(conn) as client:
         _require(client, LIST_API, what)
@@ -242,8 +237,6 @@ def clear_throttles(admin: Admin, topics: list[str]) -> list[dict[str, Any]]:
 
 def verify(admin: Admin, conn: Connection, plan: Assignment) -> tuple[list[dict[str, Any]], bool]:
     """Per partition of the plan: complete | in-progress | not-applied; and whether all done."""
-    from kctl.broker.topics import cluster_view
-
     view = cluster_view(admin)
     wanted: dict[str, list[int]] = {}
     for topic, partition in plan:

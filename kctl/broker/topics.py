@@ -3,68 +3,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from kctl.broker.client import Admin
+
+# PartitionState and TopicState are what this module's functions return: named here too, so
+# that callers holding a topics module can spell them (topics.TopicState).
+from kctl.broker.cluster_view import ClusterView, TopicState, cluster_view, is_internal
+from kctl.broker.cluster_view import PartitionState as PartitionState
 from kctl.errors import KctlError, NotFoundError, UsageError
 
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-
-
-@dataclass
-class PartitionState:
-    partition: int
-    leader: int
-    replicas: list[int]
-    isr: list[int]
-    offline_replicas: list[int]
-    error: str | None = None
-    # Detail (topics describe): eligible leader replicas (KIP-966; None where the broker has no
-    # DescribeTopicPartitions) and a reassignment in progress.
-    elr: list[int] | None = None
-    last_known_elr: list[int] | None = None
-    adding_replicas: list[int] = field(default_factory=list)
-    removing_replicas: list[int] = field(default_factory=list)
-
-    @property
-    def under_replicated(self) -> bool:
-        return len(self.isr) < len(self.replicas)
-
-    def unavailable(self, live: set[int]) -> bool:
-        return self.leader < 0 or self.leader not in live
-
-
-@dataclass
-class TopicState:
-    topic: str
-    internal: bool
-    partitions: list[PartitionState]
-    topic_id: str | None = None
-    min_insync_replicas: int | None = None
-    error: str | None = None
-    configs: dict[str, str | None] = field(default_factory=dict)  # not at their default
-
-    @property
-    def replication_factor(self) -> int:
-        """Replicas per partition, not counting those a reassignment is adding (as
-        kafka-topics.sh counts them: the factor before the move)."""
-        return max((len(p.replicas) - len(p.adding_replicas) for p in self.partitions), default=0)
-
-
-@dataclass
-class ClusterView:
-    """What one Metadata request says: live brokers and topics."""
-
-    cluster_id: str | None
-    controller_id: int
-    brokers: dict[int, tuple[str, int]]
-    topics: dict[str, TopicState] = field(default_factory=dict)
-
-
-def is_internal(name: str) -> bool:
-    """Kafka's own internal topics and, by convention, every name starting with '__'."""
-    return name.startswith("__")
 
 
 def validate_topic_name(name: str) -> None:
@@ -73,28 +22,6 @@ def validate_topic_name(name: str) -> None:
             f"invalid topic name {name!r}",
             "use 1-249 characters from a-z A-Z 0-9 . _ -, and not '.' or '..'",
         )
-
-
-def cluster_view(admin: Admin, topic: str | None = None) -> ClusterView:
-    md = admin.metadata(topic)
-    brokers = {b.id: (b.host, b.port) for b in md.brokers.values()}
-    live = set(brokers)
-    view = ClusterView(md.cluster_id, md.controller_id, brokers)
-    for name, tm in md.topics.items():
-        err = tm.error.str() if tm.error is not None else None
-        parts = [
-            PartitionState(
-                partition=p.id,
-                leader=p.leader,
-                replicas=list(p.replicas),
-                isr=list(p.isrs),
-                offline_replicas=[r for r in p.replicas if r not in live],
-                error=p.error.str() if p.error is not None else None,
-            )
-            for p in sorted(tm.partitions.values(), key=lambda p: p.id)
-        ]
-        view.topics[name] = TopicState(name, is_internal(name), parts, error=err)
-    return view
 
 
 def list_topics(
@@ -216,7 +143,7 @@ def _add_elr_and_reassignments(admin: Admin, states: list[TopicState]) -> None:
     from kafka.protocol.admin.topics import DescribeTopicPartitionsRequest as R
 
     from kctl.broker import kafka_python, reassign
-    from kctl.broker.elect import controller
+    from kctl.broker.cluster_view import controller
 
     by_name = {t.topic: {p.partition: p for p in t.partitions} for t in states}
     with kafka_python.LazyClient(admin) as lazy:

@@ -12,7 +12,7 @@ from kctl.formatters import Output, cols, emit
 from kctl.parsing import INT32_MAX, bounded
 
 if TYPE_CHECKING:
-    from kctl.broker.topics import PartitionState
+    from kctl.broker.cluster_view import PartitionState
 
 app = typer.Typer(
     help="List, describe, create and delete topics; add partitions.", no_args_is_help=True
