@@ -126,8 +126,9 @@ def image(
         )
     if snapshot_json is not None:
         from kctl.formatters import to_json
+        from kctl.replicas.from_image import cluster_snapshot
 
-        snap = I.cluster_snapshot(img, cluster_id=metadata_dir.cluster_id(directory))
+        snap = cluster_snapshot(img, cluster_id=metadata_dir.cluster_id(directory))
         try:
             snapshot_json.write_text(to_json(snap) + "\n")
         except OSError as exc:
