@@ -4,6 +4,8 @@ kafka-python's protocol classes."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 
 import pytest
@@ -11,7 +13,9 @@ from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kctl.errors import EXIT_FAILED, EXIT_USAGE, KctlError, NotFoundError, UsageError
 from kctl.replicas import assign as A
+from kctl.replicas import plan as P
 
 # ---------------------------------------------------------------------------------------------
 # Reassignment proposals
@@ -90,7 +94,7 @@ def test_proposal_rejects_rf_above_target_count():
 
 
 def test_plan_document_matches_kafka_reassign_partitions_format():
-    doc = A.plan_document({("b", 0): [2, 1], ("a", 1): [3]})
+    doc = P.plan_document({("b", 0): [2, 1], ("a", 1): [3]})
     assert doc == {
         "version": 1,
         "partitions": [
@@ -98,9 +102,9 @@ def test_plan_document_matches_kafka_reassign_partitions_format():
             {"topic": "b", "partition": 0, "replicas": [2, 1], "log_dirs": ["any", "any"]},
         ],
     }
-    assert A.parse_plan(doc) == {("a", 1): [3], ("b", 0): [2, 1]}
+    assert P.parse_plan(doc) == {("a", 1): [3], ("b", 0): [2, 1]}
     # kafka-reassign-partitions.sh also writes plans without log_dirs.
-    assert A.parse_plan(
+    assert P.parse_plan(
         {"version": 1, "partitions": [{"topic": "a", "partition": 0, "replicas": [1]}]}
     )
 
@@ -122,7 +126,154 @@ def test_plan_document_matches_kafka_reassign_partitions_format():
 )
 def test_malformed_plans_are_rejected_naming_the_problem(doc, message):
     with pytest.raises(A.PlanError, match=message):
-        A.parse_plan(doc)
+        P.parse_plan(doc)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plan and election files, options, a plan against the cluster (kctl.replicas.plan)
+
+
+def _usage(text: str):
+    """A UsageError whose line contains ``text`` (literally)."""
+    return pytest.raises(UsageError, match=re.escape(text))
+
+
+def test_plan_file_round_trips_and_its_errors_name_the_file(tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(P.plan_document({("a", 0): [1, 2]})))
+    assert P.read_plan(path) == {("a", 0): [1, 2]}
+    path.write_text('{"version": 2, "partitions": []}')
+    with _usage(f"malformed plan {path} (unsupported plan version 2)") as info:
+        P.read_plan(path)
+    assert info.value.exit_code == EXIT_USAGE
+    path.write_text("not json")
+    with _usage(f"plan {path} is not JSON"):
+        P.read_plan(path)
+
+
+def test_an_unreadable_file_is_a_failure_not_a_usage_error(tmp_path):
+    with pytest.raises(KctlError, match=r"cannot read plan .*missing\.json \(No such file") as info:
+        P.read_plan(tmp_path / "missing.json")
+    assert not isinstance(info.value, UsageError) and info.value.exit_code == EXIT_FAILED
+
+
+def test_election_file_is_read_as_topic_partitions_in_file_order(tmp_path):
+    entries = [("b", 2), ("a", 0), ("b", 1)]
+    doc = {"partitions": [{"topic": t, "partition": p} for t, p in entries]}
+    assert P.election_partitions(doc, "f.json") == {"b": [2, 1], "a": [0]}
+    path = tmp_path / "elect.json"
+    path.write_text(json.dumps(doc))
+    assert P.election_scope(False, [], path) == {"b": [2, 1], "a": [0]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "why"),
+    [
+        ({"partitions": []}, 'expected {"partitions": [...]}'),
+        ([{"topic": "a", "partition": 0}], "expected"),
+        ({"partitions": [{"topic": "a"}]}, "partitions[0] needs topic and partition"),
+        ({"partitions": [{"topic": "a", "partition": 0}, 7]}, "partitions[1] needs"),
+        ({"partitions": [{"topic": 1, "partition": 0}]}, "partitions[0] needs topic"),
+    ],
+)
+def test_malformed_election_files_are_usage_errors(doc, why):
+    with _usage(f"malformed election file f.json ({why}"):
+        P.election_partitions(doc, "f.json")
+
+
+@pytest.mark.parametrize(
+    ("preferred", "unclean", "election_type", "kind"),
+    [
+        (True, False, None, "preferred"),
+        (False, True, None, "unclean"),
+        (False, False, "preferred", "preferred"),
+        (False, False, "UNCLEAN", "unclean"),
+    ],
+)
+def test_election_kind_from_flags_or_election_type(preferred, unclean, election_type, kind):
+    assert P.election_kind(preferred, unclean, election_type) == kind
+
+
+@pytest.mark.parametrize(
+    ("preferred", "unclean", "election_type", "message"),
+    [
+        (False, False, None, "choose one of --preferred and --unclean"),
+        (True, True, None, "choose one of --preferred and --unclean"),
+        (False, False, "fast", "unknown --election-type 'fast' (preferred or unclean)"),
+        (True, False, "preferred", "--election-type replaces --preferred and --unclean"),
+        (False, True, "preferred", "--election-type replaces"),
+    ],
+)
+def test_election_kind_refuses_none_both_or_unknown(preferred, unclean, election_type, message):
+    with _usage(message):
+        P.election_kind(preferred, unclean, election_type)
+
+
+def test_election_scope_is_exactly_one_of_all_topics_topics_file(tmp_path):
+    assert P.election_scope(True, [], None) is None
+    assert P.election_scope(False, ["a:1,0", "b"], None) == {"a": [0, 1], "b": None}
+    for args in [(False, [], None), (True, ["a"], None), (False, ["a"], tmp_path / "f.json")]:
+        with _usage("choose exactly one of --all-topics, --topic, --from-file"):
+            P.election_scope(*args)
+
+
+def test_named_partitions_refuse_a_whole_topic():
+    assert P.named_partitions(["a:0,2", "b:1", "a:1"]) == {"a": [0, 1, 2], "b": [1]}
+    with _usage("name the partitions of 'b' (expected TOPIC:PARTITION)"):
+        P.named_partitions(["a:0", "b"])
+    with _usage("malformed --topic 'a:x'"):
+        P.named_partitions(["a:x"])
+
+
+def test_brokers_are_distinct_ids_in_the_order_given():
+    assert P.parse_brokers("3,1, 2,") == [3, 1, 2]
+    with _usage("malformed --brokers '1,x' (expected ids like 1,2,3)"):
+        P.parse_brokers("1,x")
+    for text in ("1,1", ",", ""):
+        with _usage("expected distinct ids"):
+            P.parse_brokers(text)
+
+
+def test_proposal_names_an_unknown_target_broker_and_the_known_ones():
+    current = {("t", 0): [1, 2]}
+    racks: dict[int, str | None] = {1: None, 2: None, 3: None}
+    assert P.proposal(current, [2, 3], racks) == A.propose(current, [2, 3], racks)
+    with pytest.raises(NotFoundError, match=r"unknown broker 9 \(brokers: 1, 2, 3\)"):
+        P.proposal(current, [1, 9], racks)
+    with pytest.raises(
+        KctlError, match=r"cannot generate a reassignment \(t-0 has 2 replicas, more than the 1 "
+    ):
+        P.proposal(current, [1], racks)
+
+
+def test_check_plan_names_the_missing_partition_or_broker():
+    current = {("t", 0): [1, 2], ("t", 1): [2, 3]}
+    racks = {1: None, 2: None, 3: None}
+    P.check_plan({("t", 1): [3, 1]}, current, racks)
+    with pytest.raises(NotFoundError, match=r"unknown partition t-5 \(not in the cluster\)"):
+        P.check_plan({("t", 0): [1, 2], ("t", 5): [1]}, current, racks)
+    with pytest.raises(NotFoundError, match=r"t-1: unknown broker 7 \(brokers: 1, 2, 3\)"):
+        P.check_plan({("t", 1): [7, 1]}, current, racks)
+
+
+def test_plan_rows_show_current_proposed_and_the_brokers_receiving_a_replica():
+    rows = P.plan_rows({("t", 0): [1, 2], ("t", 1): [2, 3]}, {("t", 1): [3, 4], ("s", 0): [5]})
+    assert rows == [
+        {"topic": "s", "partition": 0, "current": [], "proposed": [5], "moving": [5]},
+        {"topic": "t", "partition": 1, "current": [2, 3], "proposed": [3, 4], "moving": [4]},
+    ]
+
+
+def test_cancel_chooses_the_plans_ongoing_reassignments_or_all():
+    running = [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 1}]
+    assert P.in_plan(running, None) == running
+    assert P.in_plan(running, {("t", 1): [1], ("u", 0): [2]}) == [running[1]]
+
+
+def test_failed_is_any_partition_answer_failed():
+    assert not P.failed([])
+    assert not P.failed([{"status": "accepted"}, {"status": "elected"}])
+    assert P.failed([{"status": "accepted"}, {"status": "failed"}])
 
 
 def test_throttled_replicas_name_current_leaders_and_added_followers():

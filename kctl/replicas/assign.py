@@ -1,5 +1,6 @@
-"""Partition placement, pure: reassignment proposals, kafka-reassign-partitions.sh plan JSON,
-replication throttles, and preferred/unclean leader-election plans.
+"""Partition placement, pure: reassignment proposals, replication throttles, and
+preferred/unclean leader-election plans (plan files and the operator's input:
+:mod:`kctl.replicas.plan`).
 
 :func:`propose` moves only the replicas that sit on brokers outside the target set (replicas
 already on a target broker stay), places each moved replica on a rack the partition does not use
@@ -93,67 +94,6 @@ def _balance_leaders(current: Assignment, placed: Assignment) -> Assignment:
 def moves(current: Assignment, proposed: Assignment) -> int:
     """Replicas that change broker (a reorder moves no data)."""
     return sum(len(set(proposed[tp]) - set(current.get(tp, []))) for tp in proposed)
-
-
-# ---------------------------------------------------------------------------------------------
-# kafka-reassign-partitions.sh plan JSON
-
-
-def plan_document(assignment: Assignment) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "partitions": [
-            {
-                "topic": topic,
-                "partition": partition,
-                "replicas": list(replicas),
-                "log_dirs": ["any"] * len(replicas),
-            }
-            for (topic, partition), replicas in sorted(assignment.items())
-        ],
-    }
-
-
-def parse_plan(doc: Any) -> Assignment:
-    """A kafka-reassign-partitions.sh reassignment JSON (version 1)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), list):
-        raise PlanError('expected {"version": 1, "partitions": [...]}')
-    if doc.get("version", 1) != 1:
-        raise PlanError(f"unsupported plan version {doc.get('version')!r}")
-    out: Assignment = {}
-    for i, entry in enumerate(doc["partitions"]):
-        if not isinstance(entry, dict):
-            raise PlanError(f"partitions[{i}] is not an object")
-        topic, partition = entry.get("topic"), entry.get("partition")
-        replicas = entry.get("replicas")
-        if not isinstance(topic, str) or not topic:
-            raise PlanError(f"partitions[{i}]: missing topic")
-        if not isinstance(partition, int) or isinstance(partition, bool) or partition < 0:
-            raise PlanError(f"partitions[{i}]: partition must be a number >= 0")
-        if (
-            not isinstance(replicas, list)
-            or not replicas
-            or not all(isinstance(r, int) and not isinstance(r, bool) for r in replicas)
-        ):
-            raise PlanError(f"partitions[{i}] ({topic}-{partition}): replicas must be broker ids")
-        if len(set(replicas)) != len(replicas):
-            raise PlanError(f"partitions[{i}] ({topic}-{partition}) lists a broker twice")
-        dirs = entry.get("log_dirs")
-        if dirs is not None and (not isinstance(dirs, list) or len(dirs) != len(replicas)):
-            raise PlanError(
-                f"partitions[{i}] ({topic}-{partition}): log_dirs must have one entry per replica"
-            )
-        if dirs is not None and any(d != "any" for d in dirs):
-            raise PlanError(
-                f"partitions[{i}] ({topic}-{partition}): moving replicas between log dirs "
-                '(log_dirs other than "any") is not supported'
-            )
-        if (topic, partition) in out:
-            raise PlanError(f"{topic}-{partition} appears twice")
-        out[(topic, partition)] = list(replicas)
-    if not out:
-        raise PlanError("the plan lists no partitions")
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
