@@ -1,6 +1,7 @@
 """Parsers of what operators type, one definition each, shared by every command: topic scopes,
-durations, points in time. Pure: no client library, no I/O. Malformed input is a
-:class:`~kctl.errors.UsageError` (exit 2) naming the option and what was expected.
+durations, points in time, offsets and ``A..B`` ranges, ``KEY=VALUE`` items. Pure: no client
+library, no I/O. Malformed input is a :class:`~kctl.errors.UsageError` (exit 2) naming the
+option and what was expected.
 """
 
 from __future__ import annotations
@@ -295,6 +296,38 @@ def offset(text: str, option: str, *, allow_end: bool = False) -> int:
     return value
 
 
+def offset_range(
+    text: str,
+    option: str,
+    *,
+    hint: str,
+    form: str = "A..B",
+    open_ends: bool = False,
+    single: bool = False,
+    ordered: bool = True,
+) -> tuple[int, int]:
+    """``A..B``, both ends included, as ``(A, B)``; malformed is ``OPTION 'TEXT' is not FORM
+    (HINT)``.
+
+    ``open_ends``: either end may be left out (``100..`` from 100 on, ``..200`` from 0, ``..``
+    everything up to 2^63-1). ``single``: a lone ``N`` means ``N..N``. ``ordered``: ``0 <= A <=
+    B`` or a usage error ``OPTION 'TEXT': want 0 <= A <= B`` (A and B as ``form`` names them)."""
+    first, sep, last = text.partition("..")
+    try:
+        if not sep:
+            if not single:
+                raise ValueError
+            first = last = text
+        lo = int(first) if first or not open_ends else 0
+        hi = int(last) if last or not open_ends else INT64_MAX
+    except ValueError:
+        raise UsageError(f"{option} {text!r} is not {form}", hint) from None
+    if ordered and not 0 <= lo <= hi:
+        a, _, b = form.partition("..")
+        raise UsageError(f"{option} {text!r}: want 0 <= {a} <= {b}")
+    return lo, hi
+
+
 def partition(text: str | int, option: str) -> int:
     try:
         value = int(text)
@@ -325,6 +358,42 @@ def before_offsets(items: list[str], option: str = "--before") -> tuple[int | No
             )
             raise UsageError(what, f"OFFSET or PARTITION:OFFSET; {exc.why}") from None
     return everywhere, per
+
+
+# -- KEY=VALUE ----------------------------------------------------------------------------------
+
+
+def key_value(
+    item: str,
+    option: str,
+    *,
+    form: str = "key=value",
+    example: str | None = None,
+    strip_key: bool = False,
+    value_pattern: str | None = None,
+    secret: bool = False,
+) -> tuple[str, str]:
+    """One ``KEY=VALUE`` as typed: split at the first ``=``, so the value may hold more of them
+    and may be empty; the value is kept as typed. A missing ``=`` or an empty key is a usage
+    error naming ``option`` (``""`` for positional arguments: the item alone):
+    ``malformed OPTION 'ITEM' (expected FORM)``, or, given an ``example``,
+    ``OPTION 'ITEM' is not FORM (e.g. EXAMPLE)``.
+
+    ``strip_key``: blanks around the key go (``" a =1"`` is key ``a``), and a blank key is empty.
+    ``value_pattern``: a regular expression the whole value must match, else the same error.
+    ``secret``: the item may be a secret (a password typed without its key), so the error never
+    shows it: ``malformed OPTION value (expected FORM)``."""
+    key, eq, value = item.partition("=")
+    if strip_key:
+        key = key.strip()
+    if eq and key and (value_pattern is None or re.fullmatch(value_pattern, value)):
+        return key, value
+    if secret:
+        raise UsageError(f"malformed {option} value", f"expected {form}")
+    shown = f"{option} {item!r}" if option else repr(item)
+    if example is None:
+        raise UsageError(f"malformed {shown}", f"expected {form}")
+    raise UsageError(f"{shown} is not {form}", f"e.g. {example}")
 
 
 def delete_records_json(text: str, source: str) -> dict[tuple[str, int], int]:

@@ -162,3 +162,124 @@ def test_select_topics_takes_names_then_regexes_over_whole_names():
             select_topics(names, missing)
     with pytest.raises(UsageError):
         select_topics(names, ["bad[regex"])
+
+
+# -- KEY=VALUE: one parser for configs, quotas, -X, --feature, --conf and --header -------------
+
+
+def _usage_line(parse, *args, **kwargs) -> str:
+    with pytest.raises(UsageError) as info:
+        parse(*args, **kwargs)
+    assert info.value.exit_code == 2
+    return info.value.line()
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("retention.ms=100", ("retention.ms", "100")),
+        ("a=b=c", ("a", "b=c")),  # split at the first '='
+        ("a=", ("a", "")),  # an empty value is a value
+        (" a = b ", (" a ", " b ")),  # kept as typed
+        (" =1", (" ", "1")),  # a blank key is a key unless it is stripped
+    ],
+)
+def test_key_value_splits_at_the_first_equals_sign_and_keeps_both_sides_as_typed(item, expected):
+    assert P.key_value(item, "--header") == expected
+
+
+def test_key_value_strips_only_the_key_when_asked():
+    assert P.key_value(" a = b ", "--conf", strip_key=True) == ("a", " b ")
+
+
+@pytest.mark.parametrize("item", ["retention.ms", "=1", "", "="])
+def test_key_value_without_equals_sign_or_key_names_the_option_and_the_form(item):
+    line = _usage_line(P.key_value, item, "config", form="name=value")
+    assert line == f"malformed config {item!r} (expected name=value)"
+
+
+@pytest.mark.parametrize("item", [" =1", "\t=x"])
+def test_key_value_with_a_blank_key_is_malformed_when_keys_are_stripped(item):
+    line = _usage_line(P.key_value, item, "--conf", strip_key=True)
+    assert line == f"malformed --conf {item!r} (expected key=value)"
+
+
+def test_key_value_with_an_example_says_what_the_item_is_not():
+    line = _usage_line(
+        P.key_value, "share.version", "--feature", form="NAME=LEVEL", example="share.version=1"
+    )
+    assert line == "--feature 'share.version' is not NAME=LEVEL (e.g. share.version=1)"
+
+
+def test_key_value_of_a_positional_argument_shows_the_item_alone():
+    line = _usage_line(P.key_value, "rate", "", form="KEY=VALUE", example="producer_byte_rate=1")
+    assert line == "'rate' is not KEY=VALUE (e.g. producer_byte_rate=1)"
+    assert _usage_line(P.key_value, "rate", "") == "malformed 'rate' (expected key=value)"
+
+
+@pytest.mark.parametrize(
+    ("item", "ok"),
+    [("f=1", True), ("f= -2 ", True), ("f=", False), ("f=1x", False), ("f=x1", False)],
+)
+def test_key_value_checks_the_whole_value_against_a_pattern(item, ok):
+    parse = lambda: P.key_value(item, "--feature", value_pattern=r"\s*-?\d+\s*")  # noqa: E731
+    if ok:
+        assert parse() == ("f", item[2:])
+    else:
+        assert _usage_line(parse) == f"malformed --feature {item!r} (expected key=value)"
+
+
+@pytest.mark.parametrize("item", ["hunter2", "=hunter2"])
+def test_key_value_of_a_secret_never_shows_the_item(item):
+    line = _usage_line(P.key_value, item, "-X", strip_key=True, secret=True)
+    assert line == "malformed -X value (expected key=value)"
+    assert "hunter2" not in line
+
+
+# -- A..B ranges: metadata image --diff and dump-segment --offsets -----------------------------
+
+_DIFF = {"hint": "two offsets, e.g. --diff 20..30"}
+_OFFSETS = {"form": "FROM..TO", "hint": "e.g. 100..200", "open_ends": True, "single": True}
+
+
+def test_offset_range_includes_both_ends():
+    assert P.offset_range("20..30", "--diff", **_DIFF) == (20, 30)
+    assert P.offset_range("7..7", "--diff", **_DIFF) == (7, 7)
+
+
+@pytest.mark.parametrize("text", ["20", "20..", "..30", "..", "a..b", "1..2..3", "", "1.5..2"])
+def test_offset_range_needs_two_whole_numbers_by_default(text):
+    line = _usage_line(P.offset_range, text, "--diff", **_DIFF)
+    assert line == f"--diff {text!r} is not A..B (two offsets, e.g. --diff 20..30)"
+
+
+@pytest.mark.parametrize("text", ["30..20", "-1..5", "-3..-1"])
+def test_offset_range_is_ordered_from_zero_by_default(text):
+    line = _usage_line(P.offset_range, text, "--diff", **_DIFF)
+    assert line == f"--diff {text!r}: want 0 <= A <= B"
+
+
+def test_an_unordered_range_names_the_ends_as_its_form_does():
+    line = _usage_line(P.offset_range, "9..1", "--offsets", form="FROM..TO", hint="")
+    assert line == "--offsets '9..1': want 0 <= FROM <= TO"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("100..", (100, 2**63 - 1)), ("..200", (0, 200)), ("..", (0, 2**63 - 1)), ("5", (5, 5))],
+)
+def test_offset_range_with_open_ends_and_a_single_offset(text, expected):
+    assert P.offset_range(text, "--offsets", **_OFFSETS) == expected
+
+
+@pytest.mark.parametrize("text", ["x", "1..y", "..z", "1..2..3"])
+def test_offset_range_with_open_ends_still_refuses_what_is_not_a_number(text):
+    line = _usage_line(P.offset_range, text, "--offsets", **_OFFSETS)
+    assert line == f"--offsets {text!r} is not FROM..TO (e.g. 100..200)"
+
+
+def test_offset_range_unordered_when_asked_takes_any_integers():
+    assert P.offset_range("200..100", "--offsets", **_OFFSETS, ordered=False) == (200, 100)
+    assert P.offset_range("-5", "--offsets", **_OFFSETS, ordered=False) == (-5, -5)
+    # the same texts refused when ordered (the default)
+    assert "want 0 <= FROM <= TO" in _usage_line(P.offset_range, "-5", "--offsets", **_OFFSETS)

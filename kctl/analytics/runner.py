@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from kctl.errors import KctlError, UsageError
+from kctl.errors import KctlError
+from kctl.parsing import key_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -91,13 +92,7 @@ _restore_stderr: list[Any] = []
 
 def parse_conf(items: list[str]) -> dict[str, str]:
     """``--conf key=value`` items as a dict (later ones win)."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise UsageError(f"--conf {item!r} is not key=value")
-        out[key.strip()] = value
-    return out
+    return dict(key_value(item, "--conf", strip_key=True) for item in items)
 
 
 def _require_pyspark() -> None:

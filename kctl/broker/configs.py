@@ -8,6 +8,7 @@ from typing import Any
 
 from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UsageError
+from kctl.parsing import key_value
 
 MASK = "********"
 
@@ -196,9 +197,7 @@ def parse_assignments(items: list[str], op: str) -> dict[str, str | None]:
                 raise UsageError(f"configs delete takes names, got {item!r}")
             out[item] = None
             continue
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise UsageError(f"malformed config {item!r}", "expected name=value")
+        key, value = key_value(item, "config", form="name=value")
         out[key] = value
     if not out:
         raise UsageError("name at least one config")

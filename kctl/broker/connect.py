@@ -16,6 +16,7 @@ from typing import Any
 from kctl import config
 from kctl.environment import Environment
 from kctl.errors import ConfigError, UsageError
+from kctl.parsing import key_value
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 
@@ -98,11 +99,9 @@ def parse_properties(text: str, source: str) -> dict[str, str]:
 
 
 def parse_override(item: str) -> tuple[str, str]:
-    key, eq, value = item.partition("=")
-    if not eq or not key.strip():
-        # The item is not echoed: it may be a secret typed without its key.
-        raise UsageError("malformed -X value", "expected key=value")
-    return key.strip(), value
+    """A ``-X key=value`` client override; a malformed one is not echoed: it may be a secret
+    typed without its key."""
+    return key_value(item, "-X", strip_key=True, secret=True)
 
 
 def _apply_java_properties(conn: Connection, props: dict[str, str], source: str) -> None:

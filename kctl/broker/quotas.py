@@ -11,6 +11,7 @@ from typing import Any
 from kctl.broker import kafka_python
 from kctl.broker.client import Admin
 from kctl.errors import KctlError, UsageError
+from kctl.parsing import key_value
 
 # Entity types as the protocol names them, and the quota keys each accepts.
 USER, CLIENT, IP = "user", "client-id", "ip"
@@ -71,10 +72,10 @@ def parse_values(items: list[str], ent: Entity) -> dict[str, float]:
     kinds = {k for k, _ in ent.parts}
     out: dict[str, float] = {}
     for item in items:
-        key, eq, text = item.partition("=")
-        key = key.strip().replace("-", "_").replace(".", "_")
-        if not eq:
-            raise UsageError(f"{item!r} is not KEY=VALUE", "e.g. producer_byte_rate=1048576")
+        key, text = key_value(
+            item, "", form="KEY=VALUE", example="producer_byte_rate=1048576", strip_key=True
+        )
+        key = key.replace("-", "_").replace(".", "_")
         _check_key(key, kinds)
         try:
             value = float(text)

@@ -19,22 +19,21 @@ EPILOG = example(
 
 
 def _parse_range(text: str | None) -> tuple[int, int] | None:
-    from kctl.errors import UsageError
+    """``--offsets``: FROM..TO with either end open, or one offset; not checked for order (an
+    empty range selects nothing)."""
+    from kctl.parsing import offset_range
 
     if not text:
         return None
-    lo, sep, hi = text.partition("..")
-    try:
-        return (
-            (int(lo) if lo else 0, int(hi) if hi else 2**63 - 1)
-            if sep
-            else (
-                int(text),
-                int(text),
-            )
-        )
-    except ValueError:
-        raise UsageError(f"--offsets {text!r} is not FROM..TO", "e.g. 100..200 or 100..") from None
+    return offset_range(
+        text,
+        "--offsets",
+        form="FROM..TO",
+        hint="e.g. 100..200 or 100..",
+        open_ends=True,
+        single=True,
+        ordered=False,
+    )
 
 
 def dump_segment(

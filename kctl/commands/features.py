@@ -48,13 +48,19 @@ def describe(ctx: typer.Context) -> None:
 def _wanted(feature: list[str], metadata: str | None) -> dict[str, int]:
     from kctl.broker import features as F
     from kctl.errors import UsageError
+    from kctl.parsing import key_value
 
     wanted: dict[str, int] = {}
     for item in feature:
-        name, eq, level = item.partition("=")
-        if not eq or not name or not level.strip().lstrip("-").isdigit():
-            raise UsageError(f"--feature {item!r} is not NAME=LEVEL", "e.g. share.version=1")
-        wanted[name.strip()] = int(level)
+        name, level = key_value(
+            item,
+            "--feature",
+            form="NAME=LEVEL",
+            example="share.version=1",
+            strip_key=True,
+            value_pattern=r"\s*-?\d+\s*",
+        )
+        wanted[name] = int(level)
     if metadata is not None:
         wanted[F.METADATA] = F.metadata_level(metadata)
     if not wanted:

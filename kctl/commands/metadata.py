@@ -24,23 +24,6 @@ IMAGE_EPILOG = example(
 )
 
 
-def _parse_range(text: str) -> tuple[int, int]:
-    from kctl.errors import UsageError
-
-    a, sep, b = text.partition("..")
-    try:
-        if not sep:
-            raise ValueError
-        lo, hi = int(a), int(b)
-    except ValueError:
-        raise UsageError(
-            f"--diff {text!r} is not A..B", "two offsets, e.g. --diff 20..30"
-        ) from None
-    if lo < 0 or hi < 0 or lo > hi:
-        raise UsageError(f"--diff {text!r}: want 0 <= A <= B")
-    return lo, hi
-
-
 def _partition_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for t in doc["topics"]:
@@ -87,11 +70,12 @@ def image(
     from kctl.dump import metadata_dir
     from kctl.errors import KctlError, UsageError
     from kctl.logfmt import image as I
+    from kctl.parsing import offset_range
 
     if diff is not None:
         if at_offset is not None or snapshot_json is not None:
             raise UsageError("--diff goes alone: not with --at-offset or --snapshot-json")
-        lo, hi = _parse_range(diff)
+        lo, hi = offset_range(diff, "--diff", hint="two offsets, e.g. --diff 20..30")
         before = metadata_dir.load(directory, at_offset=lo)
         after = metadata_dir.load(directory, at_offset=hi)
         d = I.diff(before, after)
