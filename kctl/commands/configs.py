@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import typer
@@ -48,47 +49,56 @@ _KINDS = {
 }
 
 
-def _entity(
-    topic: str | None,
-    broker: int | None,
-    broker_defaults: bool,
-    entity_type: str | None,
-    entity_name: str | None,
-    entity_default: bool,
-    broker_logger: int | None = None,
-    group: str | None = None,
-    client_metrics: str | None = None,
-) -> Entity:
+@dataclass(frozen=True)
+class Where:
+    """The entity a configs command names, as its options gave it."""
+
+    topic: str | None = None
+    broker: int | None = None
+    broker_defaults: bool = False
+    entity_type: str | None = None
+    entity_name: str | None = None
+    entity_default: bool = False
+    broker_logger: int | None = None
+    group: str | None = None
+    client_metrics: str | None = None
+
+
+def _entity(w: Where) -> Entity:
     """The entity from kctl's options or kafka-configs.sh's --entity-type/--entity-name."""
     from kctl.broker import configs
     from kctl.errors import UsageError
 
-    if entity_type is None:
-        if entity_name is not None or entity_default:
+    if w.entity_type is None:
+        if w.entity_name is not None or w.entity_default:
             raise UsageError("--entity-name and --entity-default need --entity-type")
-        return configs.entity(topic, broker, broker_defaults, broker_logger, group, client_metrics)
-    own = (topic, broker, broker_logger, group, client_metrics)
-    if any(x is not None for x in own) or broker_defaults:
+        return configs.entity(
+            w.topic, w.broker, w.broker_defaults, w.broker_logger, w.group, w.client_metrics
+        )
+    own = (w.topic, w.broker, w.broker_logger, w.group, w.client_metrics)
+    if any(x is not None for x in own) or w.broker_defaults:
         raise UsageError("--entity-type replaces --topic, --broker, --group, ...")
-    kind = _KINDS.get(entity_type.lower().rstrip("s"))
+    kind = _KINDS.get(w.entity_type.lower().rstrip("s"))
     if kind is None:
         raise UsageError(
-            f"unsupported --entity-type {entity_type!r}",
+            f"unsupported --entity-type {w.entity_type!r}",
             "expected topics, brokers, broker-loggers, groups or client-metrics "
             "(users, clients, ips: kctl quotas and kctl users)",
         )
-    if (entity_name is None) == (not entity_default):
+    if (w.entity_name is None) == (not w.entity_default):
         raise UsageError("give one of --entity-name and --entity-default with --entity-type")
-    if entity_default:
+    if w.entity_default:
         if kind != "broker":
-            raise UsageError(f"{entity_type} have no --entity-default", "use --entity-type brokers")
+            raise UsageError(
+                f"{w.entity_type} have no --entity-default", "use --entity-type brokers"
+            )
         return configs.entity(None, None, True)
-    name = entity_name or ""
+    name = w.entity_name or ""
     if kind in ("broker", "broker-logger"):
         try:
             number = int(name)
         except ValueError:
-            raise UsageError(f"--entity-name {entity_name!r} is not a broker id") from None
+            raise UsageError(f"--entity-name {w.entity_name!r} is not a broker id") from None
         return configs.Entity(kind, str(number))
     return configs.entity(
         name if kind == "topic" else None,
@@ -131,8 +141,10 @@ def describe(
     from kctl.broker.client import Admin
 
     ent = _entity(
-        topic, broker, broker_defaults, entity_type, entity_name, entity_default,
-        broker_logger, group, client_metrics,
+        Where(
+            topic, broker, broker_defaults, entity_type, entity_name, entity_default,
+            broker_logger, group, client_metrics,
+        )
     )  # fmt: skip
     values = configs.describe(Admin(connection(ctx)), ent, include_defaults=all_)
     rows = [
@@ -166,19 +178,52 @@ def describe(
     emit(Output(rows, cols(*columns), doc=doc), output_view(ctx))
 
 
-def _alter(ctx: typer.Context, op: str, items: list[str], *where: object) -> None:
+def _alter(ctx: typer.Context, op: str, items: list[str], where: Where) -> None:
     from kctl.broker import configs
     from kctl.broker.client import Admin
 
-    ent = _entity(*where)  # type: ignore[arg-type]
+    ent = _entity(where)
     values = configs.parse_assignments(items, op)
     rows = configs.alter(Admin(connection(ctx)), ent, op, values)
     emit(Output(rows, cols("entity", "name", "config", "operation", "value")), output_view(ctx))
 
 
-@app.command(
+def _add_alter_command(op: str, doc: str, argument: tuple[str, str], epilog: str) -> None:
+    """Add the command of one incremental operation: its items (``argument``: help, metavar), then
+    the options naming the entity. One signature for set, delete, append and subtract, from
+    which Typer builds their --help and completion."""
+
+    def command(
+        ctx: typer.Context,
+        items: list[str] = typer.Argument(..., help=argument[0], metavar=argument[1]),
+        topic: str | None = TOPIC,
+        broker: int | None = BROKER,
+        broker_defaults: bool = DEFAULTS,
+        entity_type: str | None = ENTITY_TYPE,
+        entity_name: str | None = ENTITY_NAME,
+        entity_default: bool = ENTITY_DEFAULT,
+        broker_logger: int | None = BROKER_LOGGER,
+        group: str | None = GROUP,
+        client_metrics: str | None = CLIENT_METRICS,
+    ) -> None:
+        where = Where(
+            topic, broker, broker_defaults, entity_type, entity_name, entity_default,
+            broker_logger, group, client_metrics,
+        )  # fmt: skip
+        _alter(ctx, op, items, where)
+
+    command.__name__ = command.__qualname__ = op
+    command.__doc__ = doc
+    app.command(op, epilog=epilog)(command)
+
+
+_PAIRS = ("name=value pairs.", "NAME=VALUE...")
+
+_add_alter_command(
     "set",
-    epilog=example(
+    "Set configs (incremental: other configs are left alone).",
+    _PAIRS,
+    example(
         "kctl configs set --topic orders retention.ms=86400000 cleanup.policy=compact",
         "kctl configs set --broker-logger 1 kafka.server.ReplicaManager=DEBUG",
         "kctl configs set --group orders-app consumer.session.timeout.ms=60000",
@@ -186,129 +231,21 @@ def _alter(ctx: typer.Context, op: str, items: list[str], *where: object) -> Non
         "interval.ms=60000",
     ),
 )
-def set_(
-    ctx: typer.Context,
-    items: list[str] = typer.Argument(..., help="name=value pairs.", metavar="NAME=VALUE..."),
-    topic: str | None = TOPIC,
-    broker: int | None = BROKER,
-    broker_defaults: bool = DEFAULTS,
-    entity_type: str | None = ENTITY_TYPE,
-    entity_name: str | None = ENTITY_NAME,
-    entity_default: bool = ENTITY_DEFAULT,
-    broker_logger: int | None = BROKER_LOGGER,
-    group: str | None = GROUP,
-    client_metrics: str | None = CLIENT_METRICS,
-) -> None:
-    """Set configs (incremental: other configs are left alone)."""
-    _alter(
-        ctx,
-        "set",
-        items,
-        topic,
-        broker,
-        broker_defaults,
-        entity_type,
-        entity_name,
-        entity_default,
-        broker_logger,
-        group,
-        client_metrics,
-    )
-
-
-@app.command("delete", epilog=example("kctl configs delete --topic orders retention.ms"))
-def delete(
-    ctx: typer.Context,
-    items: list[str] = typer.Argument(..., help="Config names.", metavar="NAME..."),
-    topic: str | None = TOPIC,
-    broker: int | None = BROKER,
-    broker_defaults: bool = DEFAULTS,
-    entity_type: str | None = ENTITY_TYPE,
-    entity_name: str | None = ENTITY_NAME,
-    entity_default: bool = ENTITY_DEFAULT,
-    broker_logger: int | None = BROKER_LOGGER,
-    group: str | None = GROUP,
-    client_metrics: str | None = CLIENT_METRICS,
-) -> None:
-    """Remove configs so they fall back to their defaults."""
-    _alter(
-        ctx,
-        "delete",
-        items,
-        topic,
-        broker,
-        broker_defaults,
-        entity_type,
-        entity_name,
-        entity_default,
-        broker_logger,
-        group,
-        client_metrics,
-    )
-
-
-@app.command(
+_add_alter_command(
+    "delete",
+    "Remove configs so they fall back to their defaults.",
+    ("Config names.", "NAME..."),
+    example("kctl configs delete --topic orders retention.ms"),
+)
+_add_alter_command(
     "append",
-    epilog=example("kctl configs append --topic orders leader.replication.throttled.replicas=0:1"),
+    "Append a value to a list config.",
+    _PAIRS,
+    example("kctl configs append --topic orders leader.replication.throttled.replicas=0:1"),
 )
-def append(
-    ctx: typer.Context,
-    items: list[str] = typer.Argument(..., help="name=value pairs.", metavar="NAME=VALUE..."),
-    topic: str | None = TOPIC,
-    broker: int | None = BROKER,
-    broker_defaults: bool = DEFAULTS,
-    entity_type: str | None = ENTITY_TYPE,
-    entity_name: str | None = ENTITY_NAME,
-    entity_default: bool = ENTITY_DEFAULT,
-    broker_logger: int | None = BROKER_LOGGER,
-    group: str | None = GROUP,
-    client_metrics: str | None = CLIENT_METRICS,
-) -> None:
-    """Append a value to a list config."""
-    _alter(
-        ctx,
-        "append",
-        items,
-        topic,
-        broker,
-        broker_defaults,
-        entity_type,
-        entity_name,
-        entity_default,
-        broker_logger,
-        group,
-        client_metrics,
-    )
-
-
-@app.command(
-    "subtract", epilog=example("kctl configs subtract --topic orders cleanup.policy=delete")
+_add_alter_command(
+    "subtract",
+    "Remove a value from a list config.",
+    _PAIRS,
+    example("kctl configs subtract --topic orders cleanup.policy=delete"),
 )
-def subtract(
-    ctx: typer.Context,
-    items: list[str] = typer.Argument(..., help="name=value pairs.", metavar="NAME=VALUE..."),
-    topic: str | None = TOPIC,
-    broker: int | None = BROKER,
-    broker_defaults: bool = DEFAULTS,
-    entity_type: str | None = ENTITY_TYPE,
-    entity_name: str | None = ENTITY_NAME,
-    entity_default: bool = ENTITY_DEFAULT,
-    broker_logger: int | None = BROKER_LOGGER,
-    group: str | None = GROUP,
-    client_metrics: str | None = CLIENT_METRICS,
-) -> None:
-    """Remove a value from a list config."""
-    _alter(
-        ctx,
-        "subtract",
-        items,
-        topic,
-        broker,
-        broker_defaults,
-        entity_type,
-        entity_name,
-        entity_default,
-        broker_logger,
-        group,
-        client_metrics,
-    )
