@@ -321,15 +321,52 @@ def test_pure_layers_import_no_client_library() -> None:
     assert not stale, f"PURE_EXCEPTIONS lists imports that are gone; delete them: {stale}"
 
 
-def test_the_checks_see_function_local_and_guarded_imports() -> None:
-    """The reader finds what the checks rely on: an import inside a function, one under
-    TYPE_CHECKING (kept apart), and the lazy sub-app loading of kctl.cli."""
-    local = {
-        (i.source, i.target, i.type_checking)
-        for i in IMPORTS
-        if i.source in ("kctl.broker.topics", "kctl.commands.topics", "kctl.cli")
+def test_the_reader_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """What the checks rely on, on a module written here: imports inside functions, relative
+    ones, ``from package import module``, import_module with a literal prefix, and those under
+    TYPE_CHECKING marked apart (its ``else`` branch runs)."""
+    source = tmp_path / "example.py"
+    source.write_text(
+        "from __future__ import annotations\n"
+        "import importlib\n"
+        "from typing import TYPE_CHECKING\n"
+        "from kctl.broker import kafka_python\n"
+        "from . import topics\n"
+        "if TYPE_CHECKING:\n"
+        "    from kctl.broker.cluster_view import ClusterView\n"
+        "else:\n"
+        "    from kctl.errors import KctlError\n"
+        "def run(name):\n"
+        "    from kctl.replicas.model import ClusterSnapshot\n"
+        "    import confluent_kafka.admin\n"
+        '    return importlib.import_module(f"kctl.commands.{name}")\n'
+    )
+    found = {(i.target, i.type_checking) for i in _imports_of("kctl.broker.example", source)}
+    assert found == {
+        ("__future__", False),
+        ("importlib", False),
+        ("typing", False),
+        ("kctl.broker.kafka_python", False),
+        ("kctl.broker.topics", False),
+        ("kctl.broker.cluster_view", True),
+        ("kctl.errors", False),
+        ("kctl.replicas.model", False),
+        ("confluent_kafka.admin", False),
+        ("kctl.commands", False),
     }
-    assert ("kctl.broker.topics", "kctl.broker.reassign", False) in local  # in a function
-    assert ("kctl.commands.topics", "kctl.broker.cluster_view", True) in local
-    assert ("kctl.cli", "kctl.commands", False) in local  # import_module(f"kctl.commands.{m}")
-    assert ("kctl.broker.topics", "confluent_kafka", False) in local
+
+
+def test_the_circle_finder_names_the_modules_of_each_circle() -> None:
+    def edge(source: str, target: str) -> Import:
+        return Import(source, PACKAGE / "x.py", 1, target, False)
+
+    edges = {
+        "a": [edge("a", "b")],
+        "b": [edge("b", "c"), edge("b", "d")],
+        "c": [edge("c", "a")],
+        "d": [edge("d", "e")],
+        "e": [edge("e", "d")],
+        "f": [edge("f", "a")],
+    }
+    assert sorted(_circles(edges)) == [["a", "b", "c"], ["d", "e"]]
+    assert _circles({"a": [edge("a", "b")], "b": []}) == []
