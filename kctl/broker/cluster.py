@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kctl.broker import kafka_python
@@ -27,9 +27,26 @@ class ClusterInfo:
     cluster_id: str | None
     controller_id: int | None
     brokers: list[Broker]
+    # Where controller_id comes from: "DescribeCluster" (the broker's answer: on KRaft a random
+    # live broker, not the controller) or "DescribeQuorum" (the KRaft quorum's leader).
+    controller_source: str = "DescribeCluster"
+    quorum_voters: list[int] | None = None  # KRaft: the controller quorum's voters
+    quorum_error: str | None = None  # KRaft: why DescribeQuorum gave no answer
+
+
+@dataclass
+class Quorum:
+    """The KRaft controller quorum as DescribeQuorum reports it."""
+
+    leader_id: int  # the active controller; -1 while an election runs
+    leader_epoch: int
+    voters: list[int]
 
 
 def describe(admin: Admin) -> ClusterInfo:
+    """Cluster id, brokers (the live ones) and the controller as DescribeCluster answers. On
+    KRaft that "controller" is a random live broker (brokers forward controller requests
+    themselves): :func:`describe_active` names the real one."""
     admin.metadata()  # fail fast, with the connection error, when unreachable
     try:
         desc = admin.result(
@@ -48,6 +65,97 @@ def describe(admin: Admin) -> ClusterInfo:
             for b in sorted(md.brokers.values(), key=lambda b: b.id)
         ]
         return ClusterInfo(md.cluster_id, md.controller_id, brokers)
+
+
+def metadata_quorum(client: Any) -> Quorum | None:
+    """The KRaft quorum's leader and voters (DescribeQuorum, through any broker, with a
+    kafka-python admin client); None where the cluster has no DescribeQuorum (ZooKeeper mode,
+    Tansu). A refused or failed call raises KctlError."""
+    from kafka.errors import KafkaError
+    from kafka.protocol.admin import DescribeQuorumRequest
+
+    if kafka_python.api_version(client, DescribeQuorumRequest) < 0:
+        return None
+    try:
+        answer = client.describe_metadata_quorum()
+    except KafkaError as exc:
+        raise KctlError("describing the metadata quorum", str(exc) or type(exc).__name__) from exc
+    (part,) = [p for t in answer["topics"] for p in t["partitions"]]
+    if part.get("error"):
+        raise KctlError("describing the metadata quorum", str(part["error"]))
+    voters = sorted(v["replica_id"] for v in part["current_voters"])
+    return Quorum(int(part["leader_id"]), int(part["leader_epoch"]), voters)
+
+
+def with_quorum(info: ClusterInfo, quorum: Quorum | None) -> ClusterInfo:
+    """``info`` with the controller the quorum names (pure): on KRaft the active controller is
+    the quorum's leader, and a broker is the controller only when it is that node too (a
+    combined broker+controller). Without a quorum (ZooKeeper mode), ``info`` as it is."""
+    if quorum is None:
+        return info
+    leader = quorum.leader_id if quorum.leader_id >= 0 else None
+    return replace(
+        info,
+        controller_id=leader,
+        brokers=[replace(b, is_controller=b.id == leader) for b in info.brokers],
+        controller_source="DescribeQuorum",
+        quorum_voters=list(quorum.voters),
+    )
+
+
+def describe_active(admin: Admin, client: Any = None) -> ClusterInfo:
+    """:func:`describe` with the active controller as the KRaft quorum reports it. When the
+    quorum cannot be described (e.g. no DESCRIBE permission on the cluster) the controller is
+    unknown (None) and ``quorum_error`` says why, rather than DescribeCluster's random broker.
+    ``client``: a kafka-python admin client to use (else one is connected for the call)."""
+    from kctl.errors import ConnectionFailed
+
+    info = describe(admin)
+    try:
+        if client is not None:
+            quorum = metadata_quorum(client)
+        else:
+            with kafka_python.LazyClient(admin) as lazy:
+                quorum = metadata_quorum(lazy.client)
+    except ConnectionFailed:
+        raise
+    except KctlError as exc:
+        unknown = [replace(b, is_controller=False) for b in info.brokers]
+        return replace(
+            info,
+            controller_id=None,
+            brokers=unknown,
+            controller_source="DescribeQuorum",
+            quorum_error=exc.why or exc.what,
+        )
+    return with_quorum(info, quorum)
+
+
+def controller_line(info: ClusterInfo) -> str:
+    """Who the controller is, in words: "active controller 1000 (KRaft quorum leader; voters
+    1000, 1001, 1002)", or "controller 2" where DescribeCluster names it (ZooKeeper mode)."""
+    if info.controller_source != "DescribeQuorum":
+        return f"controller {info.controller_id}"
+    voters = ", ".join(map(str, info.quorum_voters or [])) or "unknown"
+    if info.controller_id is None:
+        return f"active controller unknown (voters {voters})"
+    return f"active controller {info.controller_id} (KRaft quorum leader; voters {voters})"
+
+
+def fenced_broker_ids(client: Any) -> list[int] | None:
+    """The registered brokers that are fenced (stopped, or not caught up with the metadata), as
+    DescribeCluster v2 lists them (IncludeFencedBrokers, KIP-1073, Kafka 4.0+), with a
+    kafka-python admin client; None when the cluster's DescribeCluster is older and cannot say."""
+    from kafka.errors import KafkaError
+    from kafka.protocol.admin import DescribeClusterRequest
+
+    if kafka_python.api_version(client, DescribeClusterRequest) < 2:
+        return None
+    try:
+        brokers = client.describe_cluster()["brokers"]
+    except KafkaError as exc:
+        raise KctlError("describing the cluster", str(exc) or type(exc).__name__) from exc
+    return sorted(b["broker_id"] for b in brokers if b.get("is_fenced"))
 
 
 def api_versions(conn: Connection) -> list[dict[str, Any]]:

@@ -18,11 +18,13 @@ app = typer.Typer(
     epilog=example("kctl cluster describe", "kctl cluster describe -o json | jq .brokers"),
 )
 def describe(ctx: typer.Context) -> None:
-    """Cluster id, controller and brokers with rack and address."""
+    """Cluster id, the active controller (on KRaft: the controller quorum's leader, with the
+    quorum's voters) and the brokers with rack and address."""
     from kctl.broker import cluster
     from kctl.broker.client import Admin
+    from kctl.commands._common import note
 
-    info = cluster.describe(Admin(connection(ctx)))
+    info = cluster.describe_active(Admin(connection(ctx)))
     rows = [
         {
             "broker": b.id,
@@ -33,7 +35,17 @@ def describe(ctx: typer.Context) -> None:
         }
         for b in info.brokers
     ]
-    doc = {"cluster_id": info.cluster_id, "controller_id": info.controller_id, "brokers": rows}
+    doc = {
+        "cluster_id": info.cluster_id,
+        "controller_id": info.controller_id,
+        "controller_source": info.controller_source,
+        "quorum_voters": info.quorum_voters,
+        "brokers": rows,
+    }
+    if info.quorum_error is not None:
+        note(f"kctl: warning: the active controller is not known ({info.quorum_error})")
+    controller = cluster.controller_line(info)
+    view = output_view(ctx)
     emit(
         Output(
             rows,
@@ -41,8 +53,10 @@ def describe(ctx: typer.Context) -> None:
             doc=doc,
             title=f"cluster {info.cluster_id} (controller {info.controller_id})",
         ),
-        output_view(ctx),
+        view,
     )
+    if info.controller_source == "DescribeQuorum" and view.format in ("table", "plain", "csv"):
+        note(controller)  # JSON and YAML have it in their fields
 
 
 @app.command(
