@@ -489,9 +489,25 @@ def test_describe_filters_validate_and_fast_failures_with_brokers_down(ops: Ops)
         assert _describe(ops, name, lonely, "--unavailable") == {}
         r = ops.kctl("replicas", "validate", "--topic", name, "-o", "json")
         assert r.code == 3, r
-        checks = {(f["check"], f["partition"]) for f in json.loads(r.stdout)["findings"]}
+        doc = json.loads(r.stdout)
+        checks = {(f["check"], f["partition"]) for f in doc["findings"]}
         assert {("under-replicated", p) for p in range(3)} <= checks
         assert not any(c == "under-min-isr" for c, _ in checks)
+        # Broker 3 is stopped, not unregistered (KRaft keeps its registration, fenced): one
+        # broker-down finding, and every finding it explains names it as their cause.
+        assert not any(c == "unregistered-broker" for c, _ in checks), doc
+        [down] = [f for f in doc["findings"] if f["check"] == "broker-down"]
+        assert down["brokers"] == [3] and "registered but fenced" in down["reason"], down
+        [cause] = doc["causes"]
+        assert (cause["cause"], cause["brokers"]) == ("broker-down", [3]), cause
+        assert {f["cause"] for f in doc["findings"]} == {0}, doc
+        # The table leads with the cause, in one row instead of one row per finding.
+        r = ops.kctl("replicas", "validate", "--topic", name, "-o", "plain", "--no-headers")
+        assert r.code == 3, r
+        assert r.stdout.splitlines() == [
+            "error\tbroker-down\t\t\t3\tbroker 3 down (registered, fenced): "
+            "3 partitions under-replicated, 3 at min ISR, 1 leader moved"
+        ], r
 
         ops.stop(2)
         wait_for(lambda: all(ops.isr(name, p) == [1] for p in range(3)), "ISR [1]", 30)
@@ -603,11 +619,21 @@ def test_unclean_election_gives_a_leaderless_partition_a_leader(ops: Ops, kafka_
     assert ops.consumed(name) == 5
 
 
-def test_unregister_forgets_a_stopped_broker_which_registers_again_when_it_starts(
+def test_a_stopped_broker_is_down_until_unregistered_and_registers_again_when_it_starts(
     ops: Ops,
 ) -> None:
+    name = unique("on3")
+    ops.create(name, "--replica-assignment", "1:3")
+
+    def validate_checks() -> set[tuple[str, tuple[int, ...]]]:
+        r = ops.kctl("replicas", "validate", "--topic", name, "-o", "json")
+        assert r.code == 3, r
+        return {(f["check"], tuple(f["brokers"])) for f in json.loads(r.stdout)["findings"]}
+
     try:
         ops.stop(3)
+        stopped = validate_checks()
+        assert ("broker-down", (3,)) in stopped and ("unregistered-broker", (3,)) not in stopped
         r = ops.kctl("cluster", "unregister", "3")  # no terminal, no --yes: refused
         assert r.code == 1 and "without --yes" in r.stderr, r
         r = ops.kctl("cluster", "unregister", "3", "--yes", "-o", "json")
@@ -615,6 +641,9 @@ def test_unregister_forgets_a_stopped_broker_which_registers_again_when_it_start
         assert json.loads(r.stdout) == [{"broker": 3, "was": "fenced", "unregistered": True}]
         r = ops.kctl("cluster", "unregister", "3", "--yes")
         assert r.code == 1 and "broker 3 is not registered" in r.stderr, r
+        # Now the cluster no longer knows broker 3, and replicas validate says so.
+        gone = validate_checks()
+        assert ("unregistered-broker", (3,)) in gone and ("broker-down", (3,)) not in gone
     finally:
         ops.restore()
     assert 3 in ops.live()

@@ -22,6 +22,7 @@ def test_validate_healthy_topic_exits_zero_with_json_report(kctl, new_topic):
     doc = json.loads(r.stdout)
     assert doc["findings"] == [] and doc["topics_checked"] == 1 and doc["partitions_checked"] == 2
     assert doc["counts"] == {"error": 0, "warn": 0, "info": 0}
+    assert doc["causes"] == []
     assert "healthy" in r.stderr
 
 
@@ -34,6 +35,8 @@ def test_validate_low_replication_factor_exits_three_unless_fail_on_error(kctl, 
         ("rf-below-minimum", "warn", 0),
         ("rf-below-minimum", "warn", 1),
     }
+    # No broker is down: nothing is grouped, every finding is its own row.
+    assert doc["causes"] == [] and {f["cause"] for f in doc["findings"]} == {None}
     r = kctl("replicas", "validate", "--topic", name, "--min-rf", "2", "--fail-on", "error")
     assert r.code == 0, r
     assert "rf-below-minimum" in r.stdout

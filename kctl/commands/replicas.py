@@ -70,8 +70,10 @@ def validate(
     ),
 ) -> None:
     """Every replica problem in one report: offline partitions, ISR below or at
-    min.insync.replicas, under-replication, unregistered brokers, low replication factor, rack
-    spread, preferred-leader imbalance, log-dir problems. Exit 3 on findings (see --fail-on)."""
+    min.insync.replicas, under-replication, brokers down or unregistered, low replication
+    factor, rack spread, preferred-leader imbalance, log-dir problems. The table shows what a
+    broker down explains as one row (-o json lists every finding). Exit 3 on findings (see
+    --fail-on)."""
     from kctl.errors import NotFoundError
     from kctl.replicas import rules
 
@@ -94,9 +96,9 @@ def validate(
             "(no DescribeLogDirs support)"
         )
     findings = rules.validate(snap, rules.Options(min_rf=min_rf, topics=list(topics)))
+    causes = rules.causes(snap, findings)
     checked = rules.selected_topics(snap, list(topics))
     counts = rules.counts(findings)
-    rows = [f.to_dict() for f in findings]
     doc = {
         "cluster_id": snap.cluster_id,
         "source": str(snapshot) if snapshot is not None else "cluster",
@@ -104,11 +106,12 @@ def validate(
         "topics_checked": len(checked),
         "partitions_checked": sum(len(t.partitions) for t in checked),
         "counts": counts,
-        "findings": rows,
+        "findings": rules.finding_documents(causes, findings),
+        "causes": [c.to_dict() for c in causes],
     }
     emit(
         Output(
-            rows,
+            rules.table_rows(causes, findings),
             cols("severity", "check", "topic", "partition:>", "brokers", "reason"),
             doc=doc,
         ),
@@ -119,6 +122,11 @@ def validate(
         f"{doc['partitions_checked']} partition(s) of {len(checked)} topic(s) checked: "
         + (summary if findings else "healthy")
     )
+    for cause in causes:
+        note(
+            f"{cause.title}: behind {len(cause.findings)} of the findings "
+            "(one row in the table; -o json lists each)"
+        )
     if rules.at_or_above(findings, fail_on):
         raise typer.Exit(EXIT_FINDINGS)
 

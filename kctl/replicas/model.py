@@ -95,6 +95,10 @@ class ClusterSnapshot:
     log_dirs: list[LogDirInfo] = field(default_factory=list)
     log_dirs_unsupported: list[int] = field(default_factory=list)
     bootstrap: str | None = None
+    # Registered brokers that are fenced (stopped, or not caught up with the metadata), as
+    # DescribeCluster v2 lists them (KRaft, Kafka 4.0+); None when the cluster did not say, so
+    # that a broker missing from ``brokers`` may be stopped or may not be registered at all.
+    fenced_brokers: list[int] | None = None
 
     def topic(self, name: str) -> TopicInfo | None:
         return next((t for t in self.topics if t.name == name), None)
@@ -139,6 +143,11 @@ class ClusterSnapshot:
                 ],
                 log_dirs_unsupported=list(doc.get("log_dirs_unsupported") or []),
                 bootstrap=doc.get("bootstrap"),
+                fenced_brokers=(
+                    None
+                    if doc.get("fenced_brokers") is None
+                    else [int(b) for b in doc["fenced_brokers"]]
+                ),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SnapshotFormatError(f"malformed snapshot: {type(exc).__name__}: {exc}") from exc

@@ -2,12 +2,17 @@
 
 Severities (documented in docs/replicas.md):
 
-- ``error``: the partition cannot serve or cannot take acks=all writes — ``offline``,
-  ``under-min-isr``, ``unregistered-broker``, ``log-dir-offline``.
+- ``error``: the partition cannot serve or cannot take acks=all writes, or a broker holding
+  replicas is down — ``offline``, ``under-min-isr``, ``broker-down``, ``unregistered-broker``,
+  ``log-dir-offline``.
 - ``warn``: one failure away from an error, or placed against policy — ``under-replicated``,
   ``at-min-isr``, ``rf-below-minimum``, ``rack-spread``, ``future-replica``,
   ``replica-size-behind``.
 - ``info``: balance, nothing at risk — ``preferred-leader``, ``leader-skew``.
+
+One stopped broker shows in many findings (each of its partitions under-replicated, at min ISR,
+led elsewhere); :func:`causes` groups those under the broker, so the report can lead with the
+cause while every finding stays listed.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ RANK = {name: i for i, name in enumerate(SEVERITIES)}
 CHECKS = {
     "offline": "error",
     "under-min-isr": "error",
+    "broker-down": "error",
     "unregistered-broker": "error",
     "log-dir-offline": "error",
     "under-replicated": "warn",
@@ -87,18 +93,37 @@ def selected_topics(snap: ClusterSnapshot, names: list[str]) -> list[TopicInfo]:
     return [t for t in snap.topics if t.name in wanted]
 
 
+def live_brokers(snap: ClusterSnapshot) -> set[int]:
+    """The brokers that are alive: those listed, less any the snapshot says are fenced (a
+    snapshot of a metadata image lists the fenced ones too)."""
+    return {b.id for b in snap.brokers} - set(snap.fenced_brokers or ())
+
+
+def broker_state(snap: ClusterSnapshot, broker: int) -> str:
+    """``live``; ``fenced`` (registered, not alive); ``unregistered`` (the snapshot lists the
+    registrations and this broker is not among them); ``not-alive`` (not live, and the
+    snapshot does not say whether it is registered)."""
+    if broker in live_brokers(snap):
+        return "live"
+    if snap.fenced_brokers is None:
+        return "not-alive"
+    return "fenced" if broker in snap.fenced_brokers else "unregistered"
+
+
 def partition_findings(
     snap: ClusterSnapshot, topic: TopicInfo, p: PartitionInfo, min_rf: int
 ) -> list[Finding]:
     """Every per-partition rule, for one partition."""
     out: list[Finding] = []
-    live = {b.id for b in snap.brokers}
+    live = live_brokers(snap)
     name, part = topic.name, p.partition
     if p.leader < 0:
         out.append(_finding("offline", name, part, p.replicas, "no leader"))
     elif p.leader not in live:
         out.append(_finding("offline", name, part, [p.leader], f"leader {p.leader} is not alive"))
-    unknown = [r for r in p.replicas if r not in live]
+    # A replica on a fenced broker (or one whose registration is unknown) is reported once per
+    # broker, by broker_down_findings; only a broker known not to be registered is reported here.
+    unknown = [r for r in p.replicas if r not in live and broker_state(snap, r) == "unregistered"]
     if unknown:
         out.append(
             _finding(
@@ -177,7 +202,7 @@ def rack_spread(snap: ClusterSnapshot, replicas: list[int]) -> tuple[list[int], 
         return None
     placed = [racks.get(r) for r in replicas]
     if any(r is None for r in placed):
-        return None  # a replica on an unknown broker: reported by unregistered-broker
+        return None  # a replica on a broker not alive: reported by broker-down or unregistered
     all_racks = set(racks.values())
     used = Counter(placed)
     if len(used) >= min(len(replicas), len(all_racks)):
@@ -220,6 +245,35 @@ def leader_skew(snap: ClusterSnapshot, topics: list[TopicInfo], percent: float) 
                     f"({ratio:.0f}%) led elsewhere, above {percent:g}%",
                 )
             )
+    return out
+
+
+def broker_down_findings(snap: ClusterSnapshot, topics: list[TopicInfo]) -> list[Finding]:
+    """One finding per broker that holds replicas of ``topics`` and is not alive, unless it is
+    known not to be registered (then each partition is reported as ``unregistered-broker``)."""
+    held: Counter[int] = Counter()
+    for t in topics:
+        for p in t.partitions:
+            held.update(set(p.replicas))
+    out = []
+    for broker in sorted(held):
+        state = broker_state(snap, broker)
+        if state in ("live", "unregistered"):
+            continue
+        why = (
+            "registered but fenced (stopped, or not caught up with the metadata)"
+            if state == "fenced"
+            else "not alive (stopped, fenced or not registered: the cluster did not say which)"
+        )
+        out.append(
+            _finding(
+                "broker-down",
+                None,
+                None,
+                [broker],
+                f"broker {broker} is {why}; it holds replicas of {_n(held[broker], 'partition')}",
+            )
+        )
     return out
 
 
@@ -293,6 +347,7 @@ def validate(snap: ClusterSnapshot, opts: Options | None = None) -> list[Finding
     for t in topics:
         for p in t.partitions:
             out += partition_findings(snap, t, p, min_rf)
+    out += broker_down_findings(snap, topics)
     out += leader_skew(snap, topics, opts.leader_imbalance_percent)
     out += log_dir_findings(snap, topics, opts)
     return sort_findings(out)
@@ -320,6 +375,147 @@ def counts(findings: list[Finding]) -> dict[str, int]:
     for f in findings:
         c[f.severity] += 1
     return dict(c)
+
+
+# Checks a broker that is down (or not registered) explains when the finding names it: its
+# partitions' ISR shrank, their leaders moved, or they have none left.
+EXPLAINED_BY_BROKER = frozenset(
+    {
+        "broker-down",
+        "unregistered-broker",
+        "offline",
+        "under-min-isr",
+        "at-min-isr",
+        "under-replicated",
+        "preferred-leader",
+        "leader-skew",
+    }
+)
+
+
+@dataclass
+class Cause:
+    """Findings one cause explains: brokers that are down or not registered."""
+
+    kind: str  # "unregistered-broker" when every broker is known unregistered, else "broker-down"
+    brokers: list[int]
+    states: dict[int, str]  # broker -> fenced | not-alive | unregistered (see broker_state)
+    severity: str  # the most severe of its findings
+    counts: dict[str, int]  # check -> findings
+    findings: list[Finding]
+    title: str  # "broker 2 down (registered, fenced)"
+    summary: str  # the title and what follows from it: "...: 18 partitions under-replicated, ..."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cause": self.kind,
+            "brokers": self.brokers,
+            "broker_states": [{"broker": b, "state": self.states[b]} for b in self.brokers],
+            "severity": self.severity,
+            "title": self.title,
+            "summary": self.summary,
+            "counts": self.counts,
+            "findings": len(self.findings),
+        }
+
+    def row(self) -> dict[str, Any]:
+        """The cause as one row of the findings table."""
+        return {
+            "severity": self.severity,
+            "check": self.kind,
+            "topic": None,
+            "partition": None,
+            "brokers": self.brokers,
+            "reason": self.summary,
+        }
+
+
+def causes(snap: ClusterSnapshot, findings: list[Finding]) -> list[Cause]:
+    """The findings that brokers down (or not registered) explain, grouped by those brokers:
+    a finding of a check in EXPLAINED_BY_BROKER that names brokers not alive belongs to the
+    group of exactly those brokers. Most severe first; findings keep their order."""
+    live = live_brokers(snap)
+    groups: dict[tuple[int, ...], list[Finding]] = {}
+    for f in findings:
+        if f.check not in EXPLAINED_BY_BROKER:
+            continue
+        key = tuple(b for b in f.brokers if b not in live)
+        if key:
+            groups.setdefault(key, []).append(f)
+    out = []
+    for key, members in groups.items():
+        states = {b: broker_state(snap, b) for b in key}
+        kind = (
+            "unregistered-broker"
+            if all(s == "unregistered" for s in states.values())
+            else "broker-down"
+        )
+        counts = dict(Counter(f.check for f in members))
+        severity = max((f.severity for f in members), key=lambda s: RANK[s])
+        title = _title(states)
+        out.append(
+            Cause(
+                kind, list(key), states, severity, counts, members, title, _summary(title, counts)
+            )
+        )
+    return sorted(out, key=lambda c: (-RANK[c.severity], c.brokers))
+
+
+def finding_documents(groups: list[Cause], findings: list[Finding]) -> list[dict[str, Any]]:
+    """Every finding as -o json lists it: its fields and ``cause``, the index of the cause in
+    ``groups`` that explains it (None when none does)."""
+    index = {id(f): i for i, c in enumerate(groups) for f in c.findings}
+    return [{**f.to_dict(), "cause": index.get(id(f))} for f in findings]
+
+
+def table_rows(groups: list[Cause], findings: list[Finding]) -> list[dict[str, Any]]:
+    """The findings table: one row per cause first, then each finding no cause explains."""
+    explained = {id(f) for c in groups for f in c.findings}
+    return [c.row() for c in groups] + [f.to_dict() for f in findings if id(f) not in explained]
+
+
+_STATE = {"fenced": "fenced", "not-alive": "not alive", "unregistered": "not registered"}
+
+
+def _title(states: dict[int, str]) -> str:
+    """E.g. "broker 2 down (registered, fenced)", "broker 4 not registered"."""
+    brokers = sorted(states)
+    subject = f"{_plural(len(brokers), 'broker')} {', '.join(map(str, brokers))}"
+    kinds = set(states.values())
+    if kinds == {"unregistered"}:
+        return f"{subject} not registered"
+    if kinds == {"fenced"}:
+        return f"{subject} down (registered, fenced)"
+    if kinds == {"not-alive"}:
+        return f"{subject} down (not alive; whether registered is not known)"
+    return f"{subject} down (" + ", ".join(f"{b} {_STATE[states[b]]}" for b in brokers) + ")"
+
+
+def _summary(title: str, counts: dict[str, int]) -> str:
+    """E.g. "broker 2 down (registered, fenced): 18 partitions under-replicated, 7 at min ISR,
+    6 leaders moved"."""
+    on = "them" if title.startswith("brokers ") else "it"
+    words = {
+        "offline": "offline",
+        "under-min-isr": "under min ISR",
+        "under-replicated": "under-replicated",
+        "at-min-isr": "at min ISR",
+        "unregistered-broker": f"with replicas on {on}",
+    }
+    parts = [(counts[c], w) for c, w in words.items() if counts.get(c)]
+    text = [f"{_n(n, 'partition') if i == 0 else n} {w}" for i, (n, w) in enumerate(parts)]
+    moved = counts.get("preferred-leader", 0)
+    if moved:
+        text.append(f"{_n(moved, 'leader')} moved")
+    return title + (": " + ", ".join(text) if text else "")
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n} {_plural(n, word)}"
 
 
 def _ids(ids: Iterable[int]) -> str:
