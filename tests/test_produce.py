@@ -402,3 +402,73 @@ def test_no_offsets_still_counts_what_the_broker_rejects_per_partition(kctl, new
         }
     ]
     assert doc["first_error"].startswith("MSG_SIZE_TOO_LARGE"), doc["first_error"]
+
+
+def test_every_output_format_prints_the_summary_on_stdout_and_none_without_o(
+    kctl, new_topic, bootstrap
+):
+    """-o yaml, table, plain, csv and name print the summary (the document or its one row) on
+    stdout as -o json does; without -o stdout stays empty, so `kctl produce | ...` sees
+    nothing; the line for people is on stderr either way."""
+    import csv
+    import io
+
+    import yaml
+
+    topic = new_topic(partitions=1)
+    r = kctl("produce", topic, "-o", "yaml", input="a\nb\nc\n")
+    assert r.code == 0, r
+    doc = yaml.safe_load(r.stdout)
+    assert (doc["topic"], doc["delivered"], doc["failed"], doc["unknown"]) == (topic, 3, 0, 0)
+    assert doc["transaction"] is None and doc["stalled"] is False
+    assert doc["partitions"] == [
+        {
+            "partition": 0,
+            "delivered": 3,
+            "first_offset": 0,
+            "last_offset": 2,
+            "failed": 0,
+            "unknown": 0,
+        }
+    ]
+    assert "delivered 3, failed 0, unknown 0," in r.stderr
+
+    r = kctl("produce", topic, "-o", "csv", "--transactional-id", unique("tx"), input="d\ne\n")
+    assert r.code == 0, r
+    (row,) = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert (row["topic"], row["delivered"], row["failed"], row["unknown"]) == (topic, "2", "0", "0")
+    assert row["transaction"] == "committed" and row["first_error"] == ""
+    assert float(row["seconds"]) >= 0 and float(row["records_per_second"]) > 0
+
+    r = kctl("produce", topic, "-o", "table", input="f\n")
+    assert r.code == 0, r
+    header, line = r.stdout.splitlines()
+    assert header.split()[:4] == ["TOPIC", "DELIVERED", "FAILED", "UNKNOWN"]
+    assert line.split()[:4] == [topic, "1", "0", "0"]
+    assert "partition 0 offset 6" in r.stderr  # after 5 records and the commit marker
+
+    r = kctl("produce", topic, "-o", "plain", "--no-headers", input="g\n")
+    assert r.code == 0, r
+    assert r.stdout.split("\t")[:4] == [topic, "1", "0", "0"]
+    r = kctl("produce", topic, "-o", "name", input="h\n")
+    assert (r.code, r.stdout) == (0, f"{topic}\n"), r
+
+    r = kctl("produce", topic, input="i\n")
+    assert (r.code, r.stdout) == (0, ""), r
+    assert "delivered 1, failed 0, unknown 0," in r.stderr
+    assert len(read_all(bootstrap, topic)) == 9
+
+
+def test_a_failed_run_prints_its_summary_in_the_asked_format_before_the_error(kctl, new_topic):
+    topic = new_topic(partitions=1)
+    text = "small\n" + "x" * 5000 + "\n"
+    r = kctl("produce", topic, "-X", "message.max.bytes=2000", "-o", "yaml", input=text)
+    assert r.code == 1, r
+    import yaml
+
+    doc = yaml.safe_load(r.stdout)
+    assert (doc["delivered"], doc["failed"]) == (1, 1)
+    assert doc["first_error"].startswith("MSG_SIZE_TOO_LARGE")
+    assert r.stderr.splitlines()[-1].startswith(
+        f"kctl: error: 1 record(s) not delivered to '{topic}' (MSG_SIZE_TOO_LARGE"
+    )

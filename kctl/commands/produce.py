@@ -8,10 +8,12 @@ from typing import IO, Any
 
 import typer
 
-from kctl.commands._common import connection, environment, example, note, one_name
+from kctl.commands._common import connection, environment, example, note, one_name, output_view
 from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
+from kctl.formatters import Column, Output, cols, emit
 from kctl.parsing import bounded
+from kctl.produce.options import CODECS
 
 EPILOG = example(
     "echo hello | kctl produce orders",
@@ -22,25 +24,18 @@ EPILOG = example(
     "kctl produce orders --file bulk.txt --no-offsets   # bulk load: totals only, faster",
 )
 
-PARTITIONERS = ("murmur2_random", "consistent_random", "random", "murmur2", "consistent")
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
-ACKS = ("0", "1", "all", "-1")
-
-
-def _escape(text: str | None, option: str = "value") -> bytes | None:
-    """Option text with \\t, \\n and \\\\ escapes (a tab is hard to type in a shell)."""
-    from kctl.errors import UsageError
-
-    if text is None:
-        return None
-    if "\\" not in text:
-        return text.encode()
-    try:
-        return text.encode().decode("unicode_escape").encode("latin-1")
-    except (UnicodeDecodeError, UnicodeEncodeError) as exc:
-        raise UsageError(
-            f"malformed escape in {option} {text!r}", f"{exc.reason}; write a backslash as \\\\"
-        ) from None
+# -o table/plain/csv: the summary document's scalar fields people look at first (json and
+# yaml carry every field and the partitions); short titles keep the table within 80 columns.
+SUMMARY_COLUMNS = cols(
+    "topic",
+    "delivered:>",
+    "failed:>",
+    "unknown:>",
+    "seconds:>",
+    Column("records_per_second", "RECORDS/S", "right"),
+    Column("transaction", "TXN"),
+    Column("first_error", "ERROR"),
+)
 
 
 def _headers(items: list[str]) -> list[tuple[str, bytes]]:
@@ -149,56 +144,33 @@ def produce(
 
     One record per input line, JSON lines, or one from --key/--value.
     Everything handed to the client is flushed, even on Ctrl-C (a second Ctrl-C, or one during
-    the final flush, gives up at once); a summary goes to stderr (and stdout with -o json):
-    delivered, failed (not on the broker) and unknown (may be on the broker). Exit 1 if any
-    record failed or is unknown, or delivery stalled for --timeout seconds; 130 if
+    the final flush, gives up at once); a summary goes to stderr, and with -o to stdout in that
+    format: delivered, failed (not on the broker) and unknown (may be on the broker). Exit 1 if
+    any record failed or is unknown, or delivery stalled for --timeout seconds; 130 if
     interrupted."""
     from kctl.broker.produce import ProduceOptions
     from kctl.broker.produce import produce as run
-    from kctl.errors import UsageError
+    from kctl.produce import options, summary
 
-    topic = one_name(topic, topic_option, "topic")
-    if input_format not in ("lines", "jsonl"):
-        raise UsageError(f"unknown --format {input_format!r}", "expected lines or jsonl")
-    if partitioner not in PARTITIONERS:
-        raise UsageError(f"unknown --partitioner {partitioner!r}", "|".join(PARTITIONERS[:3]))
-    if compression not in CODECS:
-        raise UsageError(f"unknown --compression {compression!r}", "|".join(CODECS))
-    if acks not in ACKS:
-        raise UsageError(f"unknown --acks {acks!r}", "expected 0, 1 or all")
-    acks = "all" if acks == "-1" else acks
-    single = key is not None or value is not None
-    if single and file:
-        raise UsageError("--key/--value send one record and cannot be combined with --file")
-    if single and input_format == "jsonl":
-        raise UsageError("--key/--value cannot be combined with --format jsonl")
-    if input_format == "jsonl" and (key_separator is not None or null_marker is not None):
-        raise UsageError("--key-separator and --null-marker apply to --format lines only")
-    if idempotence and acks != "all":
-        raise UsageError("--idempotence needs --acks all", f"--acks {acks} was given")
-    if transactional_id and acks != "all":
-        raise UsageError("--transactional-id needs --acks all", f"--acks {acks} was given")
-    if rate is not None and rate <= 0:
-        raise UsageError("--rate must be above 0")
-    if partition is not None and partition < 0:
-        raise UsageError("--partition must be >= 0")
-    if key_separator == "":
-        raise UsageError("--key-separator must not be empty")
-    opts = ProduceOptions(
-        topic=topic,
+    opts = options.check(
+        one_name(topic, topic_option, "topic"),
+        files=file,
+        input_format=input_format,
+        key_separator=key_separator,
+        null_marker=null_marker,
+        key=key,
+        value=value,
         partition=partition,
         partitioner=partitioner,
-        headers=_headers(header),
+        header=header,
+        parse_headers=_headers,
         compression=compression,
         acks=acks,
-        idempotence=(acks == "all") if idempotence is None else idempotence,
+        idempotence=idempotence,
         linger_ms=linger_ms,
         batch_size=batch_size,
         rate=rate,
         transactional_id=transactional_id,
-        key_separator=_escape(key_separator, "--key-separator"),
-        null_marker=_escape(null_marker, "--null-marker"),
-        jsonl=input_format == "jsonl",
         offsets=offsets,
     )
     from kctl.runtime.heap import keep_heap
@@ -208,21 +180,20 @@ def produce(
     streams: list[tuple[str, IO[bytes]]] = []
     bar: Any = None
     try:
-        if not single:
-            for name in file:
+        if opts.single is None:
+            for name in opts.files:
                 try:
                     streams.append((name, open(name, "rb")))  # noqa: SIM115 - closed below
                 except OSError as exc:
                     from kctl.errors import KctlError
 
                     raise KctlError(f"cannot read {name}", exc.strerror or str(exc)) from None
-            if not file:
+            if not opts.files:
                 streams.append(("-", sys.stdin.buffer))
             elif sys.stderr.isatty():
                 import os
 
                 bar = _Bar(sum(os.fstat(s.fileno()).st_size for _, s in streams))
-        record = (_escape(value, "--value"), _escape(key, "--key"), None, None, None)
 
         def waiting(count: int) -> None:
             if bar is not None:
@@ -232,11 +203,11 @@ def produce(
                 f"{conn.timeout:g}s without progress; Ctrl-C gives up now)"
             )
 
-        summary = run(
+        result = run(
             conn,
-            opts,
+            ProduceOptions(**opts.sending()),
             streams,
-            single=record if single else None,
+            single=opts.single,
             progress=bar,
             waiting=waiting,
         )
@@ -246,56 +217,18 @@ def produce(
         for name, stream in streams:
             if name != "-":
                 stream.close()
-    mb = summary.bytes / 1e6
-    line = (
-        f"delivered {summary.delivered}, failed {summary.failed}, unknown {summary.unknown}, "
-        f"{mb:.2f} MB, {summary.rate:,.0f} records/s"
-    )
-    rows = summary.partition_rows()
-    if len(rows) == 1 and rows[0]["first_offset"] is not None and not summary.aborted:
-        row = rows[0]
-        first, last = row["first_offset"], row["last_offset"]
-        span = f"offset {first}" if first == last else f"offsets {first}..{last}"
-        line += f", partition {row['partition']} {span}"
-    if summary.throttled_responses:
-        line += (
-            f", throttled by the broker {summary.throttle_seconds:.1f} s "
-            f"({summary.throttled_responses} answers: a quota)"
-        )
-    if summary.aborted:
-        line += ", transaction aborted"
-    elif transactional_id:
-        line += ", transaction committed"
-    if summary.abandoned:
-        line += " (interrupted: gave up waiting for the broker)"
-    elif summary.interrupted:
-        line += " (interrupted: input not read to the end)"
-    elif summary.stalled:
-        line += f" (gave up: nothing delivered for {conn.timeout:g}s)"
-    output = environment(ctx).output
-    if output in ("json", "jsonl"):
-        from kctl.formatters import to_json
-
-        doc = summary.doc(topic, bool(transactional_id))
-        sys.stdout.write(to_json(doc, indent=output == "json") + "\n")
+    transactional = bool(opts.transactional_id)
+    # Without -o, stdout stays empty (a pipeline's next command sees no summary); with -o, the
+    # summary goes there in that format. The line for people goes to stderr either way.
+    if environment(ctx).output is not None:
+        doc = summary.document(result, opts.topic, transactional=transactional)
+        emit(Output(summary.rows(doc), SUMMARY_COLUMNS, doc=doc), output_view(ctx))
         sys.stdout.flush()
-    note(line)
-    if summary.error is not None:  # bad input stopped reading; what came before was flushed
-        raise summary.error
-    if summary.interrupted:
+    note(summary.line(result, transactional=transactional, timeout=conn.timeout))
+    if result.error is not None:  # bad input stopped reading; what came before was flushed
+        raise result.error
+    if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
-    if summary.failed or summary.unknown or summary.aborted or summary.stalled:
-        from kctl.errors import KctlError
-
-        if summary.aborted or summary.failed:
-            what = f"{summary.failed} record(s) not delivered to {topic!r}"
-            if summary.unknown:
-                what += f", {summary.unknown} unconfirmed"
-        elif summary.unknown:
-            what = (
-                f"{summary.unknown} record(s) unconfirmed by {topic!r} "
-                "(they may or may not be on the broker)"
-            )
-        else:
-            what = f"delivery to {topic!r} stalled: input not read to the end"
-        raise KctlError(what, summary.first_error)
+    failed = summary.failure(result, opts.topic)
+    if failed is not None:
+        raise failed

@@ -1,0 +1,145 @@
+"""``kctl produce``'s options, checked before anything is sent: the names it accepts, the
+combinations it refuses and the escapes its texts may carry. Pure: no client library, no
+broker; every refusal is a :class:`~kctl.errors.UsageError` (exit 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from kctl.errors import UsageError
+from kctl.produce.lines import Record
+
+PARTITIONERS = ("murmur2_random", "consistent_random", "random", "murmur2", "consistent")
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+ACKS = ("0", "1", "all", "-1")
+FORMATS = ("lines", "jsonl")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to send and how, checked. The fields up to ``offsets`` are those of
+    :class:`kctl.broker.produce.ProduceOptions` (:meth:`sending` hands them over); ``files`` are
+    the input files (none: stdin) and ``single`` the one record of ``--key``/``--value``."""
+
+    topic: str
+    partition: int | None = None
+    partitioner: str = "murmur2_random"
+    headers: list[tuple[str, bytes]] = field(default_factory=list)
+    compression: str = "none"
+    acks: str = "all"
+    idempotence: bool = True
+    linger_ms: int | None = None
+    batch_size: int | None = None
+    rate: float | None = None
+    transactional_id: str | None = None
+    key_separator: bytes | None = None
+    null_marker: bytes | None = None
+    jsonl: bool = False
+    offsets: bool = True
+    files: tuple[str, ...] = ()
+    single: Record | None = None
+
+    def sending(self) -> dict[str, Any]:
+        """The keyword arguments of :class:`kctl.broker.produce.ProduceOptions`."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_SENDING}
+
+
+_NOT_SENDING = frozenset({"files", "single"})
+
+
+def unescape(text: str | None, option: str = "value") -> bytes | None:
+    """Option text with \\t, \\n and \\\\ escapes (a tab is hard to type in a shell)."""
+    if text is None:
+        return None
+    if "\\" not in text:
+        return text.encode()
+    try:
+        return text.encode().decode("unicode_escape").encode("latin-1")
+    except (UnicodeDecodeError, UnicodeEncodeError) as exc:
+        raise UsageError(
+            f"malformed escape in {option} {text!r}", f"{exc.reason}; write a backslash as \\\\"
+        ) from None
+
+
+def check(
+    topic: str,
+    *,
+    files: list[str] | tuple[str, ...] = (),
+    input_format: str = "lines",
+    key_separator: str | None = None,
+    null_marker: str | None = None,
+    key: str | None = None,
+    value: str | None = None,
+    partition: int | None = None,
+    partitioner: str = "murmur2_random",
+    header: list[str] | tuple[str, ...] = (),
+    parse_headers: Callable[[list[str]], list[tuple[str, bytes]]] | None = None,
+    compression: str = "none",
+    acks: str = "all",
+    idempotence: bool | None = None,
+    linger_ms: int | None = None,
+    batch_size: int | None = None,
+    rate: float | None = None,
+    transactional_id: str | None = None,
+    offsets: bool = True,
+) -> Options:
+    """The options as given on the command line, checked: the first wrong one is the error.
+    ``--acks -1`` becomes ``all``; idempotence defaults to on with ``--acks all`` only.
+    ``parse_headers`` turns the ``--header`` texts (``key=value``) into pairs; without it,
+    ``header`` must be empty."""
+    if input_format not in FORMATS:
+        raise UsageError(f"unknown --format {input_format!r}", "expected lines or jsonl")
+    if partitioner not in PARTITIONERS:
+        raise UsageError(f"unknown --partitioner {partitioner!r}", "|".join(PARTITIONERS[:3]))
+    if compression not in CODECS:
+        raise UsageError(f"unknown --compression {compression!r}", "|".join(CODECS))
+    if acks not in ACKS:
+        raise UsageError(f"unknown --acks {acks!r}", "expected 0, 1 or all")
+    acks = "all" if acks == "-1" else acks
+    single = key is not None or value is not None
+    jsonl = input_format == "jsonl"
+    if single and files:
+        raise UsageError("--key/--value send one record and cannot be combined with --file")
+    if single and jsonl:
+        raise UsageError("--key/--value cannot be combined with --format jsonl")
+    if jsonl and (key_separator is not None or null_marker is not None):
+        raise UsageError("--key-separator and --null-marker apply to --format lines only")
+    if idempotence and acks != "all":
+        raise UsageError("--idempotence needs --acks all", f"--acks {acks} was given")
+    if transactional_id and acks != "all":
+        raise UsageError("--transactional-id needs --acks all", f"--acks {acks} was given")
+    if rate is not None and rate <= 0:
+        raise UsageError("--rate must be above 0")
+    if partition is not None and partition < 0:
+        raise UsageError("--partition must be >= 0")
+    if key_separator == "":
+        raise UsageError("--key-separator must not be empty")
+    if header and parse_headers is None:
+        raise TypeError("check(): --header texts given without parse_headers")
+    pairs = parse_headers(list(header)) if parse_headers is not None else []
+    separator = unescape(key_separator, "--key-separator")
+    marker = unescape(null_marker, "--null-marker")
+    record: Record | None = None
+    if single:
+        record = (unescape(value, "--value"), unescape(key, "--key"), None, None, None)
+    return Options(
+        topic=topic,
+        partition=partition,
+        partitioner=partitioner,
+        headers=pairs,
+        compression=compression,
+        acks=acks,
+        idempotence=(acks == "all") if idempotence is None else idempotence,
+        linger_ms=linger_ms,
+        batch_size=batch_size,
+        rate=rate,
+        transactional_id=transactional_id,
+        key_separator=separator,
+        null_marker=marker,
+        jsonl=jsonl,
+        offsets=offsets,
+        files=tuple(files),
+        single=record,
+    )

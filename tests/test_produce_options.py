@@ -1,0 +1,161 @@
+"""kctl.produce.options: produce's options checked without a broker (the refusals, the
+defaults they settle, the escapes), and handed over to the sender's ProduceOptions whole."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kctl.errors import UsageError
+from kctl.produce.options import Options, check, unescape
+
+
+def pairs(items: list[str]) -> list[tuple[str, bytes]]:
+    """A stand-in --header parser: key=value, as produce's own (which this module is handed)."""
+    out = []
+    for item in items:
+        key, _, value = item.partition("=")
+        if not key:
+            raise UsageError(f"malformed --header {item!r}", "expected key=value")
+        out.append((key, value.encode()))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"input_format": "xml"}, "unknown --format 'xml' (expected lines or jsonl)"),
+        (
+            {"partitioner": "fnv"},
+            "unknown --partitioner 'fnv' (murmur2_random|consistent_random|random)",
+        ),
+        ({"compression": "brotli"}, "unknown --compression 'brotli' (none|gzip|snappy|lz4|zstd)"),
+        ({"acks": "2"}, "unknown --acks '2' (expected 0, 1 or all)"),
+        (
+            {"key": "k", "files": ["a.txt"]},
+            "--key/--value send one record and cannot be combined with --file",
+        ),
+        (
+            {"value": "v", "input_format": "jsonl"},
+            "--key/--value cannot be combined with --format jsonl",
+        ),
+        (
+            {"input_format": "jsonl", "key_separator": ","},
+            "--key-separator and --null-marker apply to --format lines only",
+        ),
+        (
+            {"input_format": "jsonl", "null_marker": "N"},
+            "--key-separator and --null-marker apply to --format lines only",
+        ),
+        (
+            {"idempotence": True, "acks": "1"},
+            "--idempotence needs --acks all (--acks 1 was given)",
+        ),
+        (
+            {"transactional_id": "t", "acks": "0"},
+            "--transactional-id needs --acks all (--acks 0 was given)",
+        ),
+        ({"rate": 0.0}, "--rate must be above 0"),
+        ({"partition": -1}, "--partition must be >= 0"),
+        ({"key_separator": ""}, "--key-separator must not be empty"),
+        (
+            {"key_separator": "\\x"},
+            "malformed escape in --key-separator '\\\\x' "
+            "(truncated \\xXX escape; write a backslash as \\\\)",
+        ),
+        ({"value": "a\\x"}, "malformed escape in --value 'a\\\\x'"),
+        ({"key": "\\u12"}, "malformed escape in --key '\\\\u12'"),
+        ({"header": ["=v"]}, "malformed --header '=v' (expected key=value)"),
+    ],
+)
+def test_each_refused_option_is_a_usage_error_with_its_message(options, message):
+    with pytest.raises(UsageError) as caught:
+        check("orders", parse_headers=pairs, **options)
+    assert caught.value.line().startswith(message), caught.value.line()
+    assert caught.value.exit_code == 2
+
+
+def test_the_first_wrong_option_in_the_documented_order_is_the_one_reported():
+    with pytest.raises(UsageError, match="unknown --format"):
+        check("t", input_format="xml", acks="2", partition=-1)
+    with pytest.raises(UsageError, match="--idempotence needs"):
+        check("t", idempotence=True, acks="0", rate=0.0, key_separator="")
+
+
+def test_acks_minus_one_is_all_and_idempotence_follows_acks_unless_given():
+    assert check("t").acks == "all" and check("t").idempotence is True
+    assert check("t", acks="-1").acks == "all"
+    assert check("t", acks="-1", idempotence=True).idempotence is True
+    assert check("t", acks="1").idempotence is False
+    assert check("t", acks="0").idempotence is False
+    assert check("t", idempotence=False).idempotence is False
+
+
+def test_key_and_value_make_the_single_record_with_escapes_and_no_stdin_or_files():
+    opts = check("t", key="id\\t7", value='{"n": 7}\\n')
+    assert opts.single == (b'{"n": 7}\n', b"id\t7", None, None, None)
+    assert opts.files == ()
+    assert check("t", value="v").single == (b"v", None, None, None, None)
+    assert check("t").single is None
+    assert check("t", files=["a", "b"]).files == ("a", "b")
+
+
+def test_separator_and_null_marker_are_unescaped_bytes_and_jsonl_is_a_flag():
+    opts = check("t", key_separator="\\t", null_marker="NULL")
+    assert (opts.key_separator, opts.null_marker, opts.jsonl) == (b"\t", b"NULL", False)
+    assert check("t", input_format="jsonl").jsonl is True
+    assert unescape("a\\\\b") == b"a\\b" and unescape("plain") == b"plain"
+    assert unescape("\\xe9") == b"\xe9"  # a byte, not UTF-8 of U+00E9
+    assert unescape(None) is None
+
+
+def test_headers_are_parsed_by_the_given_parser_and_required_with_header_texts():
+    assert check("t", header=["a=1", "b="], parse_headers=pairs).headers == [
+        ("a", b"1"),
+        ("b", b""),
+    ]
+    with pytest.raises(TypeError):
+        check("t", header=["a=1"])
+
+
+def test_sending_carries_exactly_the_fields_of_the_senders_produce_options():
+    from kctl.broker.produce import ProduceOptions
+
+    opts = check(
+        "orders",
+        partition=2,
+        partitioner="random",
+        header=["h=v"],
+        parse_headers=pairs,
+        compression="zstd",
+        acks="all",
+        linger_ms=5,
+        batch_size=1000,
+        rate=10.0,
+        transactional_id="tx",
+        key_separator=",",
+        null_marker="N",
+        offsets=False,
+    )
+    sending = opts.sending()
+    assert set(sending) == {f.name for f in dataclasses.fields(ProduceOptions)}
+    built = ProduceOptions(**sending)
+    assert dataclasses.asdict(built) == {
+        "topic": "orders",
+        "partition": 2,
+        "partitioner": "random",
+        "headers": [("h", b"v")],
+        "compression": "zstd",
+        "acks": "all",
+        "idempotence": True,
+        "linger_ms": 5,
+        "batch_size": 1000,
+        "rate": 10.0,
+        "transactional_id": "tx",
+        "key_separator": b",",
+        "null_marker": b"N",
+        "jsonl": False,
+        "offsets": False,
+    }
+    assert {f.name for f in dataclasses.fields(Options)} - set(sending) == {"files", "single"}
