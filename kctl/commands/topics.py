@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
 from kctl.parsing import INT32_MAX, bounded
-
-if TYPE_CHECKING:
-    from kctl.broker.cluster_view import PartitionState
 
 app = typer.Typer(
     help="List, describe, create and delete topics; add partitions.", no_args_is_help=True
@@ -40,18 +35,11 @@ def list_(
     ),
 ) -> None:
     """List topics with their partition count and replication factor."""
-    from kctl.broker import topics
+    from kctl.broker import topic_rows, topics
     from kctl.broker.client import Admin
 
-    rows = [
-        {
-            "topic": t.topic,
-            "partitions": len(t.partitions),
-            "replication_factor": t.replication_factor,
-            "internal": t.internal,
-        }
-        for t in topics.list_topics(Admin(connection(ctx)), internal=internal, pattern=pattern)
-    ]
+    states = topics.list_topics(Admin(connection(ctx)), internal=internal, pattern=pattern)
+    rows = topic_rows.list_rows(states)
     emit(
         Output(rows, cols("topic", "partitions:>", "replication_factor:>", "internal")),
         output_view(ctx),
@@ -104,88 +92,26 @@ def describe(
 ) -> None:
     """Per partition: leader, replicas, ISR, ELR, offline replicas and a reassignment in
     progress; per topic its id and configs not at their default (kafka-topics.sh --describe)."""
-    from kctl.broker import topics
+    from kctl.broker import topic_rows, topics
     from kctl.broker.client import Admin
 
     chosen = list(dict.fromkeys([*(names or []), *topic_option]))
     view, states = topics.describe_topics(
         Admin(connection(ctx)), chosen, internal=internal, detail=True
     )
-    live = set(view.brokers)
-    filtering = under_replicated or under_min_isr or at_min_isr or unavailable
-
-    def keep(t: topics.TopicState, p: topics.PartitionState) -> bool:
-        if not filtering:
-            return True
-        min_isr = t.min_insync_replicas or 1
-        return (
-            (under_replicated and p.under_replicated)
-            # As kafka-topics.sh: a partition without a leader counts as under min ISR.
-            or (under_min_isr and (p.leader < 0 or len(p.isr) < min_isr))
-            or (at_min_isr and len(p.isr) == min_isr)
-            or (unavailable and p.unavailable(live))
-        )
-
-    rows, doc = [], []
-    for t in states:
-        parts = [p for p in t.partitions if keep(t, p)]
-        if filtering and not parts:
-            continue
-        doc.append(
-            {
-                "topic": t.topic,
-                "topic_id": t.topic_id,
-                "internal": t.internal,
-                "partition_count": len(t.partitions),
-                "replication_factor": t.replication_factor,
-                "min_insync_replicas": t.min_insync_replicas,
-                "configs": t.configs,
-                "partitions": [
-                    {
-                        "partition": p.partition,
-                        "leader": p.leader,
-                        "replicas": p.replicas,
-                        "isr": p.isr,
-                        "elr": p.elr,
-                        "last_known_elr": p.last_known_elr,
-                        "adding_replicas": p.adding_replicas,
-                        "removing_replicas": p.removing_replicas,
-                        "offline_replicas": p.offline_replicas,
-                    }
-                    for p in parts
-                ],
-            }
-        )
-        rows += [
-            {
-                "topic": t.topic,
-                "partition": p.partition,
-                "leader": p.leader if p.leader >= 0 else "none",
-                "replicas": p.replicas,
-                "isr": p.isr,
-                "elr": p.elr,
-                "offline_replicas": p.offline_replicas,
-                "reassigning": _reassigning(p),
-            }
-            for p in parts
-        ]
-    emit(
-        Output(
-            rows,
-            cols(
-                "topic",
-                "partition:>",
-                "leader:>",
-                "replicas",
-                "isr",
-                "elr",
-                "offline_replicas",
-                "reassigning",
-            ),
-            doc=doc,
-        ),
-        output_view(ctx),
+    health = topic_rows.Health(under_replicated, under_min_isr, at_min_isr, unavailable)
+    rows, doc = topic_rows.describe_rows(states, set(view.brokers), health)
+    columns = cols(
+        "topic",
+        "partition:>",
+        "leader:>",
+        "replicas",
+        "isr",
+        "elr",
+        "offline_replicas",
+        "reassigning",
     )
+    emit(Output(rows, columns, doc=doc), output_view(ctx))
 
 
 @app.command(
@@ -325,11 +251,4 @@ def add_partitions(
     emit(
         Output([result], cols("topic", "status", "partitions_before:>", "partitions:>")),
         output_view(ctx),
-    )
-
-
-def _reassigning(p: PartitionState) -> str:
-    """``+4 -1`` for a partition whose replicas are being reassigned (adding 4, removing 1)."""
-    return " ".join(
-        [*(f"+{r}" for r in p.adding_replicas), *(f"-{r}" for r in p.removing_replicas)]
     )
