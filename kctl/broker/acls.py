@@ -2,13 +2,16 @@
 DescribeAcls / CreateAcls / DeleteAcls (librdkafka lacks the cluster, delegation-token and user
 resource types and the token operations).
 
-The names, the operations each resource type accepts, the kafka-acls.sh shortcuts and the
-parsing of a bulk file are pure functions; the three calls at the bottom send requests.
+The names, the operations each resource type accepts, the kafka-acls.sh shortcuts, what the
+options of list, add and remove select, the parsing of a bulk file and the rows shown are pure
+functions; the calls at the bottom send requests.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from kctl.broker import kafka_python
@@ -197,6 +200,180 @@ def from_document(doc: Any, lines: list[int] | None = None) -> list[Binding]:
     return out
 
 
+def ordered(bindings: Iterable[Binding]) -> list[Binding]:
+    """Bindings in the order kctl shows them: by resource type, name, pattern type, principal,
+    host, operation, permission."""
+    return sorted(bindings, key=lambda b: tuple(b.row().values()))
+
+
+def rows(bindings: Iterable[Binding]) -> list[dict[str, Any]]:
+    """One row per binding: list's and remove's."""
+    return [b.row() for b in bindings]
+
+
+def add_rows(wanted: Iterable[Binding], existing: set[Binding]) -> list[dict[str, Any]]:
+    """``acls add``'s rows: each wanted binding with its ``state``, ``added`` or ``exists``."""
+    return [{**b.row(), "state": "exists" if b in existing else "added"} for b in wanted]
+
+
+def sentence(b: Binding) -> str:
+    """A binding for people: ``ALLOW User:alice WRITE on TOPIC 'orders' (LITERAL, host *)``."""
+    return (
+        f"{b.permission} {b.principal} {b.operation} on {b.resource_type} "
+        f"{b.resource_name!r} ({b.pattern_type}, host {b.host})"
+    )
+
+
+def resources(
+    topics: Iterable[str] = (),
+    groups: Iterable[str] = (),
+    cluster: bool = False,
+    transactional_ids: Iterable[str] = (),
+    delegation_tokens: Iterable[str] = (),
+    user_principals: Iterable[str] = (),
+) -> list[tuple[str, str]]:
+    """The (resource type, name) pairs kafka-acls.sh's resource options name, in that order."""
+    out = [("TOPIC", t) for t in topics] + [("GROUP", g) for g in groups]
+    out += [("CLUSTER", CLUSTER_NAME)] if cluster else []
+    out += [("TRANSACTIONAL_ID", t) for t in transactional_ids]
+    out += [("DELEGATION_TOKEN", t) for t in delegation_tokens]
+    out += [("USER", u) for u in user_principals]
+    return out
+
+
+def filters(
+    chosen: list[tuple[str, str]],
+    resource_type_word: str | None,
+    pattern_type: str,
+    principals: Sequence[str],
+    host: str | None,
+    operations: Sequence[str],
+    permission_word: str | None,
+) -> list[Filter]:
+    """Every combination of the selections, each checked (an empty selection matches
+    anything; ``resource_type_word`` counts only without named resources). ``pattern_type``:
+    Kafka's name (:func:`pattern`)."""
+    targets: list[tuple[str | None, str | None]] = list(chosen) or [
+        (resource_type(resource_type_word) if resource_type_word else None, None)
+    ]
+    people: list[str | None] = [principal(p) for p in principals] or [None]
+    ops: list[str | None] = [operation(o) for o in operations] or [None]
+    perm = permission(permission_word) if permission_word else None
+    return [
+        Filter(rtype, name, pattern_type, who, host, op, perm)
+        for rtype, name in targets
+        for who in people
+        for op in ops
+    ]
+
+
+def removal_filters(
+    chosen: list[tuple[str, str]],
+    resource_type_word: str | None,
+    pattern_word: str,
+    principals: Sequence[str],
+    host: str | None,
+    operations: Sequence[str],
+    permission_word: str | None,
+) -> list[Filter]:
+    """What ``acls remove`` deletes: :func:`filters`, refused when nothing is selected (that
+    would remove every ACL) or with the pattern type ``match`` (for listing only)."""
+    if not (chosen or resource_type_word or principals or operations or host or permission_word):
+        raise UsageError("refusing to remove every ACL", "select a resource or a principal")
+    pt = pattern(pattern_word, filters=True)
+    if pt == "MATCH":
+        raise UsageError("--pattern-type match is for list only", "any | literal | prefixed")
+    return filters(chosen, resource_type_word, pt, principals, host, operations, permission_word)
+
+
+def bindings_to_add(
+    chosen: list[tuple[str, str]],
+    *,
+    pattern_word: str = "literal",
+    principals: Sequence[str] = (),
+    allow_principals: Sequence[str] = (),
+    deny_principals: Sequence[str] = (),
+    permission_word: str = "allow",
+    host: str = "*",
+    operations: Sequence[str] = (),
+    producer: bool = False,
+    consumer: bool = False,
+    idempotent: bool = False,
+    from_file: Path | None = None,
+) -> list[Binding]:
+    """What ``acls add`` asks for: the bindings of a file (``from_file``), else every
+    (resource, principal, operation) of the options, checked; the shortcuts add their
+    operations per resource type (the cluster for ``idempotent``). ``principals`` get
+    ``permission_word``, the others ALLOW or DENY."""
+    if from_file is not None:
+        wanted = read_file(from_file)
+    else:
+        pt = pattern(pattern_word)
+        people = (
+            [(principal(p), permission(permission_word)) for p in principals]
+            + [(principal(p), "ALLOW") for p in allow_principals]
+            + [(principal(p), "DENY") for p in deny_principals]
+        )
+        ops = [operation(o) for o in operations]
+        shortcuts = shortcut_operations(producer, consumer, idempotent)
+        wanted = _expand(chosen, pt, people, host, ops, shortcuts)
+    if not wanted:
+        raise UsageError("no ACL to add", "give a resource, a principal and an operation")
+    return wanted
+
+
+def _expand(
+    chosen: list[tuple[str, str]],
+    pattern_type: str,
+    people: list[tuple[str, str]],
+    host: str,
+    operations: list[str],
+    shortcuts: dict[str, set[str]],
+) -> list[Binding]:
+    if not people:
+        raise UsageError("no principal", "--principal, --allow-principal or --deny-principal")
+    if not chosen:
+        raise UsageError("no resource", "--topic, --group, --cluster, --transactional-id, ...")
+    if not operations and not shortcuts:
+        raise UsageError("no operation", "--operation, --producer or --consumer")
+    if "GROUP" in shortcuts and not any(r == "GROUP" for r, _ in chosen):
+        raise UsageError("--consumer needs --group", "the group the consumers commit in")
+    targets = list(chosen)
+    if "CLUSTER" in shortcuts and not any(r == "CLUSTER" for r, _ in chosen):
+        targets.append(("CLUSTER", CLUSTER_NAME))
+    out: list[Binding] = []
+    for rtype, name in targets:
+        ops = set(operations) | shortcuts.get(rtype, set())
+        ptype = "LITERAL" if rtype == "CLUSTER" else pattern_type
+        for who, perm in people:
+            for op in sorted(ops):
+                b = check(Binding(rtype, name, ptype, who, host, op, perm))
+                if b not in out:
+                    out.append(b)
+    return out
+
+
+def read_file(path: Path) -> list[Binding]:
+    """Bindings from a YAML or JSON list (``--from-file``); errors name the entry's line."""
+    import yaml
+
+    from kctl.parsing import read_text
+
+    text = read_text(str(path), "--from-file")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "it"
+        problem = getattr(exc, "problem", None) or "not YAML or JSON"
+        raise UsageError(f"ACL file {path}: {where}: {problem}") from exc
+    lines = (
+        [n.start_mark.line + 1 for n in node.value] if isinstance(node, yaml.SequenceNode) else None
+    )
+    return from_document(doc, lines)
+
+
 def _binding(resource: Any, acl: Any) -> Binding:
     """A binding from protocol structs: the resource's type, name and pattern type, the ACL's
     principal, host, operation and permission (Kafka's names for the codes)."""
@@ -261,6 +438,26 @@ def describe(admin: Admin, flt: Filter) -> list[Binding]:
     _raise(answer.error_code, answer.error_message, "describing ACLs")
     found = [_binding(res, acl) for res in answer.resources for acl in res.acls]
     return sorted(found, key=lambda b: tuple(b.row().values()))
+
+
+def describe_all(admin: Admin, flts: Iterable[Filter]) -> list[Binding]:
+    """The bindings any of ``flts`` selects, each once, in :func:`ordered` order."""
+    found: set[Binding] = set()
+    for f in flts:
+        found.update(describe(admin, f))
+    return ordered(found)
+
+
+def add(admin: Admin, wanted: list[Binding]) -> set[Binding]:
+    """Create the bindings of ``wanted`` that do not exist yet (one DescribeAcls per resource
+    pattern, one CreateAcls); returns those that already existed."""
+    existing: set[Binding] = set()
+    for rtype, name, ptype in sorted(
+        {(b.resource_type, b.resource_name, b.pattern_type) for b in wanted}
+    ):
+        existing.update(describe(admin, Filter(rtype, name, ptype)))
+    create(admin, [b for b in wanted if b not in existing])
+    return existing
 
 
 def create(admin: Admin, bindings: list[Binding]) -> None:
