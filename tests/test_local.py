@@ -336,3 +336,186 @@ def test_generated_cluster_ids_never_start_with_a_dash():
     ids = [new_cluster_id() for _ in range(2000)]
     assert all(len(i) == 22 and not i.startswith("-") for i in ids)
     assert all(uuid.UUID(bytes=base64.urlsafe_b64decode(i + "==")) for i in ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure parts: the engine choice, the checks of `local up`, what the commands report
+
+
+def _no_kafka(version: str | None) -> str | None:
+    return None
+
+
+def _kafka_here(version: str | None) -> str | None:
+    return f"Java 17 and Kafka {version or 'default'} are here"
+
+
+def test_auto_engine_is_kafka_when_the_probe_says_why_else_tansu():
+    from kctl.local.engine import choose_engine
+
+    assert choose_engine("auto", "3.9.1", _kafka_here) == (
+        "kafka",
+        "Java 17 and Kafka 3.9.1 are here",
+    )
+    assert choose_engine("auto", None, _no_kafka) == (
+        "tansu",
+        "Java 17 with Maven, the jar cache or KAFKA_HOME is not available",
+    )
+    for engine in ("kafka", "tansu"):  # asked for: the probe is not consulted
+        assert choose_engine(engine, None, _no_kafka) == (engine, "asked for with --engine")
+
+
+def test_up_options_are_checked_port_then_engine_then_security():
+    from kctl.errors import EXIT_USAGE, UsageError
+    from kctl.local.engine import up_choice
+
+    def refused(*args: object) -> str:
+        with pytest.raises(UsageError) as info:
+            up_choice(*args, probe=_kafka_here)
+        assert info.value.exit_code == EXIT_USAGE
+        return info.value.line()
+
+    assert refused("bogus", 70000, "nope", None) == "--port 70000 is out of range (0..65535)"
+    assert refused("bogus", -1, None, None) == "--port -1 is out of range (0..65535)"
+    assert (
+        refused("bogus", 0, "nope", None) == "unknown engine 'bogus' (choose kafka, tansu or auto)"
+    )
+    assert refused("tansu", 0, "nope", None).startswith("unknown --security 'nope' (choose ")
+    assert refused("tansu", 9092, "SASL-SSL", None) == (
+        "--security sasl_ssl needs the Kafka engine "
+        "(Tansu has no authentication or authorizer here; use --engine kafka)"
+    )
+    assert up_choice("tansu", 9092, "plaintext", None, _kafka_here)[2] == "plaintext"
+    assert up_choice("auto", 65535, "SASL-SSL", "4.3.1", _kafka_here) == (
+        "kafka",
+        "Java 17 and Kafka 4.3.1 are here",
+        "sasl_ssl",
+    )
+    assert up_choice("auto", 0, None, None, _no_kafka)[::2] == ("tansu", None)
+
+
+def test_kafka_home_is_the_option_else_a_non_empty_environment_variable():
+    from kctl.local.engine import resolve_kafka_home
+
+    assert resolve_kafka_home("/opt/a", {"KAFKA_HOME": "/opt/b"}) == "/opt/a"
+    assert resolve_kafka_home(None, {"KAFKA_HOME": "/opt/b"}) == "/opt/b"
+    assert resolve_kafka_home(None, {"KAFKA_HOME": ""}) is None
+    assert resolve_kafka_home(None, {}) is None
+
+
+def _cluster(directory: Path, security: str = "plaintext"):
+    from kctl.local.kafka_cluster import Cluster, Node
+
+    nodes = [
+        Node(1, "broker", 9092, str(directory / "node-1"), ["d0", "d1"]),
+        Node(2, "broker", 9093, str(directory / "node-2"), ["d0", "d1"]),
+        Node(1000, "controller", 9192, str(directory / "node-1000"), ["m"]),
+    ]
+    return Cluster("4.3.1", "cid", "/libs", "java", str(directory), nodes, security=security)
+
+
+def test_a_recorded_kafka_cluster_keeps_tansu_from_starting(tmp_path):
+    from kctl.errors import UsageError
+    from kctl.local import kafka_cluster
+    from kctl.local.engine import refuse_other_engine
+
+    refuse_other_engine(tmp_path, "tansu")
+    refuse_other_engine(tmp_path, "kafka")  # no Tansu pid file
+    kafka_cluster.cluster_dir(tmp_path).mkdir()
+    kafka_cluster.write_state(_cluster(kafka_cluster.cluster_dir(tmp_path)))
+    with pytest.raises(UsageError, match=r"a local Kafka cluster is recorded \(stop it first"):
+        refuse_other_engine(tmp_path, "tansu")
+    refuse_other_engine(tmp_path, "kafka")
+
+
+def test_up_and_status_documents_and_notes(tmp_path):
+    from kctl.local import status as S
+    from kctl.local.broker import BrokerInfo
+
+    cluster = _cluster(tmp_path, security="sasl_ssl")
+    nodes = [{"id": 1, "alive": False}, {"id": 2, "alive": True}]
+    assert S.kafka_up_doc(cluster, "local-admin", nodes) == {
+        "bootstrap": "127.0.0.1:9092,127.0.0.1:9093",
+        "engine": "kafka",
+        "version": "4.3.1",
+        "cluster_id": "cid",
+        "security": "sasl_ssl",
+        "quorum": "static",
+        "profile": "local-admin",
+        "nodes": nodes,
+    }
+    assert S.kafka_up_note(cluster, True, "asked for with --engine", "local-admin") == (
+        "Apache Kafka 4.3.1 started (asked for with --engine): 2 brokers, 1 controller(s), "
+        f"sasl_ssl (profile 'local-admin'), data in {tmp_path}"
+    )
+    assert S.kafka_up_note(cluster, True, "why", None).endswith(
+        f"2 brokers, 1 controller(s), data in {tmp_path}"
+    )
+    assert S.kafka_up_note(cluster, False, "why", None) == (
+        f"local Kafka cluster already running ({tmp_path})"
+    )
+    doc = S.kafka_status_doc(cluster, nodes)
+    assert doc["running"] is True and doc["engine"] == "kafka" and doc["nodes"] == nodes
+    assert S.kafka_status_doc(cluster, [{"id": 1, "alive": False}])["running"] is False
+    assert S.none_running_warning(tmp_path) == (
+        f"kctl: warning: the local Kafka cluster in {tmp_path} is recorded but none of its "
+        "nodes runs (start it again: kctl local up; forget it: kctl local down --purge)"
+    )
+
+    info = BrokerInfo(42, "127.0.0.1", 19092, "/s/local-broker.log", "tansu", 0.0)
+    assert S.tansu_up_doc(info) == {"bootstrap": "127.0.0.1:19092", "pid": 42, "engine": "tansu"}
+    assert S.tansu_up_note(info, True, "asked for with --engine") == (
+        "local broker started: Tansu (asked for with --engine; pid 42, log /s/local-broker.log)"
+    )
+    assert S.tansu_up_note(info, False, "why") == "local broker already running (pid 42)"
+    data = {"running": False, "state_dir": "/s"}
+    assert S.key_value_rows(data) == [
+        {"key": "running", "value": False},
+        {"key": "state_dir", "value": "/s"},
+    ]
+    assert S.tansu_status_doc(data) == {"running": False, "state_dir": "/s", "engine": "tansu"}
+
+
+def test_down_and_node_notes():
+    from kctl.local.status import down_note, node_note
+
+    assert down_note("/d", False, False) == "local Kafka cluster stopped (data kept in /d)"
+    assert down_note("/d", True, False) == "local Kafka cluster stopped and its data deleted"
+    assert down_note(None, False, True) == "local broker stopped"
+    assert down_note(None, True, False) == "no local broker was running"
+    assert node_note("stop", 2, True) == "broker 2 stopped"
+    assert node_note("kill", 3, True) == "broker 3 killed (SIGKILL)"
+    assert node_note("start", 2, True) == "broker 2 started and registered"
+    assert node_note("stop", 2, False) == "broker 2 was already stopped"
+    assert node_note("kill", 2, False) == "broker 2 was already stopped"
+    assert node_note("start", 2, False) == "broker 2 was already running"
+
+
+def test_fetch_document_names_the_jars_and_their_source():
+    from kctl.local.status import fetch_doc
+
+    assert fetch_doc("4.3.1", Path("/c/libs"), "cache", ["a.jar"]) == {
+        "version": "4.3.1",
+        "libs": "/c/libs",
+        "source": "cache",
+        "jars": ["a.jar"],
+    }
+
+
+def test_the_admin_profile_of_a_secured_cluster_is_saved_current_only_when_none(
+    tmp_path, monkeypatch
+):
+    from kctl import config
+    from kctl.local.security import Material, save_admin_profile
+
+    monkeypatch.setenv("KCTL_CONFIG", str(tmp_path / "kctl.yaml"))
+    material = Material(tmp_path / "security")
+    save_admin_profile("local-admin", "sasl_ssl", "127.0.0.1:9092", material)
+    with config.edit() as pfile:
+        assert pfile.current == "local-admin"
+        profile = pfile.profiles["local-admin"]
+        pfile.current = "prod"
+    assert profile.bootstrap_servers == "127.0.0.1:9092"
+    save_admin_profile("other", "ssl", "127.0.0.1:9093", material)
+    with config.edit() as pfile:
+        assert pfile.current == "prod" and set(pfile.profiles) == {"local-admin", "other"}

@@ -5,12 +5,11 @@ for the tests."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from kctl.commands._common import example, note, output_view
-from kctl.errors import EXIT_FAILED, UsageError
+from kctl.errors import EXIT_FAILED
 from kctl.formatters import Output, cols, emit
 from kctl.parsing import bounded
 
@@ -20,30 +19,11 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-if TYPE_CHECKING:
-    from kctl.local.kafka_cluster import Cluster
-
-ENGINES = ("auto", "kafka", "tansu")
-
 
 def _state() -> Path:
     from kctl.local.broker import state_dir
 
     return state_dir()
-
-
-def _choose_engine(engine: str, version: str | None) -> tuple[str, str]:
-    """(engine, why) for ``--engine auto``: Kafka when Java 17 and its jars can be had."""
-    if engine not in ENGINES:
-        raise UsageError(f"unknown engine {engine!r}", "choose kafka, tansu or auto")
-    if engine != "auto":
-        return engine, "asked for with --engine"
-    from kctl.local.kafka_jars import available_without_fetching
-
-    why = available_without_fetching(version)
-    if why:
-        return "kafka", why
-    return "tansu", "Java 17 with Maven, the jar cache or KAFKA_HOME is not available"
 
 
 @app.command(
@@ -130,31 +110,16 @@ def up(
     """Start a local cluster in the background and print its bootstrap address."""
     import os
 
-    if not 0 <= port < 65536:
-        raise UsageError(f"--port {port} is out of range", "0..65535")
-    chosen, why = _choose_engine(engine, kafka_version)
-    if security_mode is not None:
-        from kctl.local.security import check_mode
+    from kctl.local import kafka_cluster, security
+    from kctl.local.engine import refuse_other_engine, resolve_kafka_home, up_choice
+    from kctl.local.status import kafka_up_doc, kafka_up_note
 
-        security_mode = check_mode(security_mode)
-        if security_mode != "plaintext" and chosen == "tansu":
-            raise UsageError(
-                f"--security {security_mode} needs the Kafka engine",
-                "Tansu has no authentication or authorizer here; use --engine kafka",
-            )
+    chosen, why, security_mode = up_choice(engine, port, security_mode, kafka_version)
     if chosen == "tansu":
-        from kctl.local.broker import free_port
-
-        _up_tansu(ctx, port or free_port(), wait, why)  # 0: a free port, as for Kafka
+        _up_tansu(ctx, port, wait, why)
         return
-    from kctl.local import broker as tansu
-    from kctl.local import kafka_cluster
-
     state = _state()
-    if tansu.read_info(state) and tansu._alive(tansu.read_info(state).pid):  # type: ignore[union-attr]
-        raise UsageError("a local Tansu broker is running", "stop it first: kctl local down")
-    if kafka_home is None and os.environ.get("KAFKA_HOME"):
-        kafka_home = os.environ["KAFKA_HOME"]
+    refuse_other_engine(state, "kafka")
     cluster, started = kafka_cluster.start(
         state,
         brokers=brokers,
@@ -162,114 +127,56 @@ def up(
         log_dirs=log_dirs,
         port=port,
         version=kafka_version,
-        kafka_home=kafka_home,
+        kafka_home=resolve_kafka_home(kafka_home, os.environ),
         wait=wait,
         on_progress=note,
         security_mode=security_mode,
         quorum=quorum,
     )
-    profile = None
-    if cluster.security != "plaintext":
-        profile = admin_profile
-        if started:
-            _write_admin_profile(cluster, admin_profile)
-    if started:
-        secured = "" if profile is None else f", {cluster.security} (profile {profile!r})"
-        note(
-            f"Apache Kafka {cluster.version} started ({why}): {len(cluster.brokers)} brokers, "
-            f"{len(cluster.controllers)} controller(s){secured}, data in {cluster.directory}"
+    profile = None if cluster.security == "plaintext" else admin_profile
+    if started and profile is not None:
+        from kctl.commands.profile import check_name
+
+        security.save_admin_profile(
+            check_name(profile), cluster.security, cluster.bootstrap, cluster.material
         )
-    else:
-        note(f"local Kafka cluster already running ({cluster.directory})")
-    emit(
-        Output(
-            [{"bootstrap": cluster.bootstrap}],
-            cols("bootstrap"),
-            doc={
-                "bootstrap": cluster.bootstrap,
-                "engine": "kafka",
-                "version": cluster.version,
-                "cluster_id": cluster.cluster_id,
-                "security": cluster.security,
-                "quorum": cluster.quorum,
-                "profile": profile,
-                "nodes": kafka_cluster.status_rows(cluster),
-            },
-        ),
-        output_view(ctx),
-    )
-
-
-def _write_admin_profile(cluster: Cluster, name: str) -> None:
-    """The secured cluster's admin profile, saved (replacing one of that name); the current
-    profile only when there is none."""
-    from kctl import config
-    from kctl.commands.profile import check_name
-    from kctl.local import security
-
-    check_name(name)
-    data = security.admin_profile(cluster.security, cluster.bootstrap, cluster.material)
-    profile = config.profile_from_dict(name, data, "the local cluster")
-    with config.edit() as pfile:
-        pfile.profiles[name] = profile
-        if pfile.current is None:
-            pfile.current = name
+    note(kafka_up_note(cluster, started, why, profile))
+    doc = kafka_up_doc(cluster, profile, kafka_cluster.status_rows(cluster))
+    emit(Output([{"bootstrap": cluster.bootstrap}], cols("bootstrap"), doc=doc), output_view(ctx))
 
 
 def _up_tansu(ctx: typer.Context, port: int, wait: float, why: str) -> None:
-    from kctl.local import broker, kafka_cluster
+    from kctl.local import broker
+    from kctl.local.engine import refuse_other_engine
+    from kctl.local.status import tansu_up_doc, tansu_up_note
 
-    if kafka_cluster.read_state(_state()) is not None:
-        raise UsageError("a local Kafka cluster is recorded", "stop it first: kctl local down")
+    port = port or broker.free_port()  # 0: a free port, as for Kafka
+    refuse_other_engine(_state(), "tansu")
     info, started = broker.start(port=port, wait=wait)
-    if started:
-        note(f"local broker started: Tansu ({why}; pid {info.pid}, log {info.log})")
-    else:
-        note(f"local broker already running (pid {info.pid})")
-    emit(
-        Output(
-            [{"bootstrap": info.bootstrap}],
-            cols("bootstrap"),
-            doc={"bootstrap": info.bootstrap, "pid": info.pid, "engine": "tansu"},
-        ),
-        output_view(ctx),
-    )
+    note(tansu_up_note(info, started, why))
+    doc = tansu_up_doc(info)
+    emit(Output([{"bootstrap": info.bootstrap}], cols("bootstrap"), doc=doc), output_view(ctx))
 
 
 @app.command("status", epilog=example("kctl local status", "kctl local status -o json"))
 def status(ctx: typer.Context) -> None:
     """Every node of the local cluster: id, role, address, pid, alive. Exit 1 if none runs."""
     from kctl.local import broker, kafka_cluster
+    from kctl.local import status as show
 
     cluster = kafka_cluster.read_state(_state())
     if cluster is not None:
         rows = kafka_cluster.status_rows(cluster)
-        emit(
-            Output(
-                rows,
-                cols("id:>", "role", "address", "pid:>", "alive", "log_dirs:>"),
-                doc={
-                    "engine": "kafka",
-                    "version": cluster.version,
-                    "cluster_id": cluster.cluster_id,
-                    "bootstrap": cluster.bootstrap,
-                    "running": any(r["alive"] for r in rows),
-                    "nodes": rows,
-                },
-            ),
-            output_view(ctx),
-        )
-        if not any(r["alive"] for r in rows):
-            note(
-                f"kctl: warning: the local Kafka cluster in {cluster.directory} is recorded but "
-                "none of its nodes runs (start it again: kctl local up; forget it: "
-                "kctl local down --purge)"
-            )
+        doc = show.kafka_status_doc(cluster, rows)
+        node_cols = cols("id:>", "role", "address", "pid:>", "alive", "log_dirs:>")
+        emit(Output(rows, node_cols, doc=doc), output_view(ctx))
+        if not doc["running"]:
+            note(show.none_running_warning(cluster.directory))
             raise typer.Exit(EXIT_FAILED)
         return
     data = broker.status()
-    rows = [{"key": k, "value": v} for k, v in data.items()]
-    emit(Output(rows, cols("key", "value"), doc={**data, "engine": "tansu"}), output_view(ctx))
+    rows = show.key_value_rows(data)
+    emit(Output(rows, cols("key", "value"), doc=show.tansu_status_doc(data)), output_view(ctx))
     if not data["running"]:
         raise typer.Exit(EXIT_FAILED)
 
@@ -282,35 +189,22 @@ def down(
 ) -> None:
     """Stop the local cluster (Kafka: brokers, then controllers; data kept unless --purge)."""
     from kctl.local import broker, kafka_cluster
+    from kctl.local.status import down_note
 
-    state = _state()
-    cluster = kafka_cluster.stop(state, remove=purge)
+    cluster = kafka_cluster.stop(_state(), remove=purge)
     if cluster is not None:
-        note(
-            "local Kafka cluster stopped"
-            + (" and its data deleted" if purge else f" (data kept in {cluster.directory})")
-        )
+        note(down_note(cluster.directory, purge, tansu_stopped=False))
         return
-    info = broker.stop()
-    note("local broker stopped" if info else "no local broker was running")
+    note(down_note(None, purge, tansu_stopped=broker.stop() is not None))
 
 
 def _node_op(verb: str, broker_id: int) -> None:
     from kctl.local import kafka_cluster
+    from kctl.local.status import node_note
 
-    state = _state()
-    if verb == "stop":
-        done = kafka_cluster.stop_broker(state, broker_id)
-    elif verb == "kill":
-        done = kafka_cluster.kill_broker(state, broker_id)
-    else:
-        done = kafka_cluster.start_broker(state, broker_id)
-    past = {"stop": "stopped", "kill": "killed (SIGKILL)", "start": "started and registered"}
-    note(
-        f"broker {broker_id} {past[verb]}"
-        if done
-        else f"broker {broker_id} was already " + ("running" if verb == "start" else "stopped")
-    )
+    ops = {"stop": kafka_cluster.stop_broker, "kill": kafka_cluster.kill_broker}
+    done = ops.get(verb, kafka_cluster.start_broker)(_state(), broker_id)
+    note(node_note(verb, broker_id, done))
 
 
 @app.command(
@@ -347,6 +241,7 @@ def fetch(
     """Resolve Apache Kafka's jars (broker and tools) into kctl's cache with Maven, ahead of
     `local up` (e.g. before going offline); prints where they are."""
     from kctl.local.kafka_jars import DEFAULT_VERSION, cached, check_version, resolve_with_maven
+    from kctl.local.status import fetch_doc
 
     version = check_version(kafka_version or DEFAULT_VERSION)
     runtime = cached(version)
@@ -355,16 +250,8 @@ def fetch(
         runtime = resolve_with_maven(version)
     jars = sorted(p.name for p in runtime.libs.glob("*.jar"))
     note(f"Apache Kafka {version}: {len(jars)} jars ({runtime.source})")
+    doc = fetch_doc(version, runtime.libs, runtime.source, jars)
     emit(
-        Output(
-            [{"version": version, "libs": str(runtime.libs)}],
-            cols("version", "libs"),
-            doc={
-                "version": version,
-                "libs": str(runtime.libs),
-                "source": runtime.source,
-                "jars": jars,
-            },
-        ),
+        Output([{"version": version, "libs": str(runtime.libs)}], cols("version", "libs"), doc=doc),
         output_view(ctx),
     )

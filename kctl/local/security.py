@@ -206,6 +206,18 @@ def admin_profile(mode: str, bootstrap: str, m: Material) -> dict[str, object]:
     return data
 
 
+def save_admin_profile(name: str, mode: str, bootstrap: str, m: Material) -> None:
+    """The admin profile (:func:`admin_profile`) saved in kctl's config file as ``name``,
+    replacing one of that name; the current profile only when there is none."""
+    from kctl import config
+
+    profile = config.profile_from_dict(name, admin_profile(mode, bootstrap, m), "the local cluster")
+    with config.edit() as pfile:
+        pfile.profiles[name] = profile
+        if pfile.current is None:
+            pfile.current = name
+
+
 def librdkafka_admin(mode: str, m: Material) -> dict[str, str]:
     """librdkafka settings that connect as the admin (the cluster's own readiness checks)."""
     if mode == "plaintext":
