@@ -17,7 +17,13 @@ from typer.core import TyperGroup
 
 from kctl import __version__
 from kctl.commands import _complete
-from kctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, KctlError
+from kctl.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    KctlError,
+    client_library_error,
+)
 
 
 class _RootGroup(TyperGroup):
@@ -408,16 +414,46 @@ def main(argv: list[str] | None = None) -> None:
         _silence_stdout()
         code = 0
     except Exception as exc:
-        if debug:
-            traceback.print_exc()
-        hint = "" if debug else " (run with --debug for the traceback)"
-        _print_error(f"unexpected {type(exc).__name__}: {exc}{hint}")
-        code = EXIT_FAILED
+        code = _unexpected(exc, debug)
+    except:  # noqa: E722 - confluent-kafka also raises KafkaError objects, no BaseException
+        failure = sys.exc_info()[1]
+        if client_library_error(failure) is None:
+            raise
+        code = _unexpected(failure, debug)
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
     sys.exit(code)
+
+
+def _unexpected(exc: object, debug: bool) -> int:
+    """An exception no command turned into a KctlError: a client library's own error (named,
+    in one line, exit 1), else ``unexpected <type>``; the traceback only with --debug."""
+    if debug:
+        _print_traceback()
+    failure = client_library_error(exc)
+    if failure is None:
+        failure = KctlError(f"unexpected {type(exc).__name__}: {exc}")
+    if not debug:
+        hint = "run with --debug for the traceback"
+        failure.why = f"{failure.why}; {hint}" if failure.why else hint
+    _print_error(failure.line())
+    return EXIT_FAILED
+
+
+def _print_traceback() -> None:
+    """The traceback of the exception being handled, also for an object that is no
+    BaseException (which the traceback module cannot format)."""
+    kind, value, tb = sys.exc_info()
+    if isinstance(value, BaseException):
+        traceback.print_exc()
+        return
+    sys.stderr.write("Traceback (most recent call last):\n")
+    traceback.print_tb(tb)
+    sys.stderr.write(
+        f"{getattr(kind, '__module__', '')}.{getattr(kind, '__name__', '')}: {value}\n"
+    )
 
 
 def _silence_stdout() -> None:

@@ -63,3 +63,43 @@ class FindingsError(KctlError):
     """A check ran and found problems. Exit code 3."""
 
     exit_code = EXIT_FINDINGS
+
+
+def client_library_error(exc: object) -> KctlError | None:
+    """An exception of a client library as kctl's one-line error (exit 1), else None.
+
+    confluent-kafka raises ``KafkaException`` (its first argument a ``KafkaError``) and, when
+    ``consume()``/``poll()`` re-raise what went wrong in a librdkafka callback, the
+    ``KafkaError`` object itself (not a ``BaseException``: only a bare ``except`` catches it);
+    kafka-python raises subclasses of ``kafka.errors.KafkaError``. The line names the error
+    (librdkafka's code name, kafka-python's class) and what the library said. Only libraries
+    already imported are consulted: an exception cannot come from one that is not, and
+    ``kctl --help`` must not import them."""
+    import sys
+
+    kind = type(exc).__name__
+    package = (type(exc).__module__ or "").split(".")[0]
+    rdkafka = sys.modules.get("confluent_kafka")
+    if rdkafka is not None:
+        err = exc
+        if isinstance(exc, rdkafka.KafkaException) and exc.args:
+            err = exc.args[0]
+        if isinstance(err, rdkafka.KafkaError):
+            return _client_error(err.name(), err.str(), "confluent-kafka", kind)
+    kp = sys.modules.get("kafka.errors")
+    if kp is not None and isinstance(exc, kp.KafkaError):
+        text = " ".join(str(a) for a in exc.args if str(a))
+        errno = getattr(exc, "errno", None)
+        if isinstance(errno, int) and errno >= 0 and kind != "KafkaError":  # a broker's code
+            text = f"error code {errno}" + (f", {text}" if text else "")
+        return _client_error(kind, text, "kafka-python", kind)
+    if package in ("confluent_kafka", "cimpl"):  # cimpl: confluent-kafka's C module
+        return _client_error(kind, str(exc), "confluent-kafka", kind)
+    if package == "kafka":
+        return _client_error(kind, str(exc), "kafka-python", kind)
+    return None
+
+
+def _client_error(name: str, text: str, library: str, kind: str) -> KctlError:
+    what = f"Kafka client: {name}" + (f": {text}" if text and text != name else "")
+    return KctlError(what, f"{library} raised {kind}")
