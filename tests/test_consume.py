@@ -182,6 +182,111 @@ def test_group_commits_are_visible_through_the_group_api(kctl, new_topic, bootst
     assert committed(admin, group, topic) == {0: 4, 1: 3}
 
 
+def _offsets(r) -> list[tuple[int, int]]:
+    """(partition, offset) of each record of a finished ``kctl consume -o jsonl``."""
+    assert r.code == 0 and "error" not in r.stderr, r
+    return [(d["partition"], d["offset"]) for d in lines(r)]
+
+
+def _lag(kctl, group: str) -> tuple[int, set[str], dict[int, int]]:
+    """The group's total lag, its type and committed offsets, from kctl groups lag."""
+    r = kctl("groups", "lag", group, "-o", "json")
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    committed = {row["partition"]: row["committed_offset"] for row in doc["partitions"]}
+    return doc["groups"][0]["lag"], {row["group_type"] for row in doc["partitions"]}, committed
+
+
+@pytest.mark.parametrize(
+    "assignors",
+    ["range,roundrobin", "cooperative-sticky"],
+    ids=["eager", "cooperative"],
+)
+def test_a_group_reads_each_record_once_on_eager_and_cooperative_rebalancing(
+    kctl, new_topic, bootstrap, assignors
+):
+    """librdkafka's default assignors rebalance eagerly (the callbacks get the whole assignment:
+    assign/unassign), cooperative-sticky incrementally (only what is added or taken:
+    incremental_assign/unassign; assign() there ended in a KafkaError traceback)."""
+    topic, per = new_topic(partitions=3), 4
+    write(bootstrap, topic, [{"value": b"v", "partition": p} for p in range(3)
+                             for _ in range(per)])  # fmt: skip
+    every = [(p, o) for p in range(3) for o in range(per)]
+    group = unique("rebal")
+    args = ("consume", topic, "--group", group, "-X", f"partition.assignment.strategy={assignors}",
+            *GROUP_CONFIG, "-o", "jsonl")  # fmt: skip
+    first = _offsets(kctl(*args, "-n", "5"))
+    assert len(set(first)) == 5
+    ends = {p: o + 1 for p, o in sorted(first)}  # committed: after the last record printed
+    assert _lag(kctl, group) == (sum(per - e for e in ends.values()), {"classic"}, ends)
+    rest = _offsets(kctl(*args))  # from the commits to the end
+    assert sorted(first + rest) == every
+    assert _lag(kctl, group) == (0, {"classic"}, dict.fromkeys(range(3), per))
+    # --from overrides the committed offsets; what it reads is committed again.
+    assert sorted(_offsets(kctl(*args, "--from", "beginning"))) == every
+    assert sorted(_offsets(kctl(*args, "--from", "-1"))) == [(p, per - 1) for p in range(3)]
+    assert _offsets(kctl(*args, "--from", "latest")) == []
+    assert _lag(kctl, group) == (0, {"classic"}, dict.fromkeys(range(3), per))
+
+
+def test_an_exception_of_the_client_library_ends_as_one_error_line(kctl, new_topic, bootstrap):
+    """-X enable.auto.offset.store=true makes librdkafka refuse the offsets kctl stores for
+    what it printed: confluent-kafka raises KafkaException from store_offsets, which no
+    command catches. It ends as one line naming librdkafka's error, exit 1."""
+    topic = new_topic(partitions=1)
+    write(bootstrap, topic, [{"value": b"x"}])
+    r = kctl("consume", topic, "--group", unique("store"), "-X", "enable.auto.offset.store=true",
+             *GROUP_CONFIG, "-o", "plain")  # fmt: skip
+    assert r.code == 1, r
+    assert r.stderr.startswith("kctl: error: Kafka client: _INVALID_ARG: StoreOffsets failed: ")
+    assert r.stderr.endswith(
+        "(confluent-kafka raised KafkaException; run with --debug for the traceback)\n"
+    )
+    assert r.stderr.count("\n") == 1 and "unexpected" not in r.stderr
+
+
+# kctl's rebalance callback as it was before kctl knew cooperative rebalancing: assign().
+OLD_ON_ASSIGN = """
+import sys
+from kctl.broker import consume
+from kctl.cli import main
+
+def on_assign(self, consumer, partitions):
+    consumer.assign(partitions)
+
+consume.Consumption._on_assign = on_assign
+main(sys.argv[1:])
+"""
+
+
+def test_an_error_raised_in_a_rebalance_callback_ends_as_one_error_line(
+    kctl_env, new_topic, bootstrap
+):
+    """An error in a librdkafka callback comes out of consume(): librdkafka refusing assign()
+    on a cooperative rebalance comes as the KafkaError object itself, which is no
+    BaseException (only a bare except catches it). The old callback put back shows that such
+    an error ends as one line, exit 1; with --debug the traceback comes first."""
+    topic = new_topic(partitions=1)
+    write(bootstrap, topic, [{"value": b"x"}])
+    command = [sys.executable, "-c", OLD_ON_ASSIGN, "consume", topic, "--group", unique("cb"),
+               "-X", "partition.assignment.strategy=cooperative-sticky", *GROUP_CONFIG]  # fmt: skip
+    r = subprocess.run(command, env=kctl_env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r
+    assert r.stderr == (
+        "kctl: error: Kafka client: _STATE: Failed to set assignment: Local: Erroneous state "
+        "(confluent-kafka raised KafkaError; run with --debug for the traceback)\n"
+    )
+    r = subprocess.run([*command, "--debug"], env=kctl_env, capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
+    assert r.returncode == 1, r
+    assert "Traceback (most recent call last):" in r.stderr
+    assert "\nconfluent_kafka.cimpl.KafkaError: KafkaError{code=_STATE," in r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "kctl: error: Kafka client: _STATE: Failed to set assignment: Local: Erroneous state "
+        "(confluent-kafka raised KafkaError)"
+    )
+
+
 def test_transactional_records_are_visible_only_under_read_committed(kctl, new_topic, bootstrap):
     from confluent_kafka import Producer
 

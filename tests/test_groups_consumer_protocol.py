@@ -185,3 +185,156 @@ def test_reset_is_refused_while_a_member_runs_and_works_once_it_stopped(kctl, bo
     assert seen == {0: list(range(10)), 1: [7, 8, 9]}
     r = kctl("groups", "delete", group, "--yes")
     assert r.code == 0, r
+
+
+# kctl consume as a member of a consumer protocol group: the rebalance is incremental there
+# (librdkafka refuses assign() in the callbacks: "Failed to set assignment: Local: Erroneous
+# state" until kctl answered with incremental_assign/incremental_unassign).
+CONSUMER_PROTOCOL = ("-X", "group.protocol=consumer")
+
+
+def _records(r) -> list[tuple[int, int]]:
+    """(partition, offset) of each JSON line of a finished ``kctl consume -o jsonl``."""
+    assert r.code == 0, r
+    assert "Traceback" not in r.stderr and "error" not in r.stderr, r
+    return [(d["partition"], d["offset"]) for d in map(json.loads, r.stdout.splitlines())]
+
+
+def _lag(kctl, group: str) -> tuple[int, set[str], dict[int, int]]:
+    """The group's total lag, its type(s) and its committed offsets, from kctl groups lag."""
+    doc = _json(kctl, "groups", "lag", group)
+    (total,) = doc["groups"]
+    committed = {r["partition"]: r["committed_offset"] for r in doc["partitions"]}
+    return total["lag"], {r["group_type"] for r in doc["partitions"]}, committed
+
+
+EVERY_RECORD = sorted((p, o) for p in (0, 1) for o in range(PER_PARTITION))
+
+
+def test_consume_in_a_consumer_protocol_group_reads_each_record_once_and_commits(kctl, topic):
+    group = unique("cpread")
+    first = _records(kctl("consume", topic, "--group", group, *CONSUMER_PROTOCOL, "-n", "7",
+                          "-o", "jsonl"))  # fmt: skip
+    assert len(first) == len(set(first)) == 7
+    # Committed: the offset after the last record printed of each partition read (a partition
+    # without a commit has no lag yet).
+    ends = {p: o + 1 for p, o in sorted(first)}
+    lag = sum(PER_PARTITION - end for end in ends.values())
+    assert _lag(kctl, group) == (lag, {"consumer"}, ends)
+    # The next run starts at the committed offsets and stops at the end: the other 13.
+    rest = _records(kctl("consume", topic, "--group", group, *CONSUMER_PROTOCOL, "-o", "jsonl"))
+    assert sorted(first + rest) == EVERY_RECORD
+    assert _lag(kctl, group) == (0, {"consumer"}, {0: PER_PARTITION, 1: PER_PARTITION})
+    # Nothing left: the run ends at once with nothing printed.
+    assert _records(kctl("consume", topic, "--group", group, *CONSUMER_PROTOCOL)) == []
+
+
+def test_from_overrides_the_committed_offsets_of_a_consumer_protocol_group(kctl, topic):
+    """(A member that joins soon after another left waits for its partitions up to a heartbeat
+    interval, group.consumer.heartbeat.interval.ms, 5 s by default: the broker computes
+    assignments at most once a group.consumer.assignment.interval.ms; hence few runs here.)"""
+    group = unique("cpfrom")
+    read = _records(kctl("consume", topic, "--group", group, *CONSUMER_PROTOCOL, "--from", "6",
+                         "-o", "jsonl"))  # fmt: skip
+    assert sorted(read) == [(p, o) for p in (0, 1) for o in range(6, PER_PARTITION)]
+    assert _lag(kctl, group) == (0, {"consumer"}, {0: PER_PARTITION, 1: PER_PARTITION})
+    read = _records(kctl("consume", topic, "--group", group, *CONSUMER_PROTOCOL,
+                         "--from", "beginning", "-n", "15", "-o", "jsonl"))  # fmt: skip
+    assert len(set(read)) == 15
+    ends = {p: max(o for q, o in read if q == p) + 1 for p, _ in read}
+    assert _lag(kctl, group) == (
+        sum(PER_PARTITION - end for end in ends.values()),
+        {"consumer"},
+        {**dict.fromkeys((0, 1), PER_PARTITION), **ends},
+    )
+
+
+def test_a_classic_group_property_beside_the_consumer_protocol_is_a_configuration_error(
+    kctl, topic
+):
+    """librdkafka refuses session.timeout.ms, heartbeat.interval.ms and
+    partition.assignment.strategy beside group.protocol=consumer (the broker owns them; kctl
+    sets none of them there): one line, exit 1."""
+    group = unique("cpprops")
+    r = kctl("consume", topic, "--group", group, *CONSUMER_PROTOCOL, "-o", "jsonl",
+             "--consumer-property", "session.timeout.ms=10000")  # fmt: skip
+    assert r.code == 1 and r.stdout == "", r
+    assert r.stderr.startswith("kctl: error: invalid consumer configuration (") and \
+        "`session.timeout.ms` is not supported for `group.protocol=consumer`" in r.stderr, r  # fmt: skip
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_two_kctl_consumers_in_one_consumer_protocol_group_share_its_partitions(
+    kctl, kctl_env, new_topic, bootstrap, tmp_path
+):
+    """Two kctl consume --follow members. The first reads the records already there from all 4
+    partitions; when the second joins, the broker has the first give two partitions back
+    (incrementally: it keeps reading the others), which commits what it printed of them, so the
+    second starts after it. Records written then go to whoever owns their partition: together
+    every record once, and SIGTERM commits the rest."""
+    import signal
+    import subprocess
+    import sys
+
+    from confluent_kafka import Producer
+
+    topic, group, per = new_topic(partitions=4), unique("cptwo"), 5
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+
+    def write_round() -> None:
+        for part in range(4):
+            for _ in range(per):
+                producer.produce(topic, b"v", partition=part)
+        assert producer.flush(10) == 0
+
+    outs = [tmp_path / f"member{i}.jsonl" for i in range(2)]
+
+    def member(out) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kctl", "consume", topic, "--group", group,
+             *CONSUMER_PROTOCOL, "--follow", "-n", str(8 * per), "-o", "jsonl"],
+            env=kctl_env, stdout=out.open("wb"), stderr=subprocess.PIPE,
+        )  # fmt: skip
+
+    def printed(out) -> list[tuple[int, int]]:
+        return [
+            (d["partition"], d["offset"]) for d in map(json.loads, out.read_text().splitlines())
+        ]
+
+    owned: dict[str, list[str]] = {}
+
+    def split_two_by_two() -> bool:
+        nonlocal owned
+        r = kctl("groups", "describe", group, "--members", "-o", "json")
+        members = json.loads(r.stdout) if r.code == 0 else []
+        owned = {m["member_id"]: m["assignment"] for m in members}
+        return len(owned) == 2 and all(len(a) == 2 for a in owned.values())
+
+    write_round()
+    procs = [member(outs[0])]
+    try:
+        wait_for(lambda: len(printed(outs[0])) == 4 * per, "the first member read them all")
+        procs.append(member(outs[1]))
+        wait_for(split_two_by_two, "two members owning two partitions each", timeout=30)
+        before = len(printed(outs[0]))
+        write_round()
+        wait_for(
+            lambda: len(printed(outs[0])) + len(printed(outs[1])) >= 8 * per,
+            f"{8 * per} records printed",
+        )
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            assert proc.wait(timeout=20) == 128 + signal.SIGTERM, proc.stderr.read()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    first, second = (printed(out) for out in outs)
+    assert sorted(first + second) == [(p, o) for p in range(4) for o in range(2 * per)]
+    assert second  # the second member read the new records of its partitions
+    # After the split each read only its own partitions.
+    later = {frozenset(p for p, _ in first[before:]), frozenset(p for p, _ in second)}
+    assert later == {frozenset(int(a.rsplit(":", 1)[1]) for a in v) for v in owned.values()}
+    assert _lag(kctl, group) == (0, {"consumer"}, dict.fromkeys(range(4), 2 * per))

@@ -100,6 +100,26 @@ TANSU_CLUSTER_ID = "tansu_cluster"
 TANSU_SESSION_TIMEOUT_MS = 6000
 
 
+def consumer_protocol(props: dict[str, Any]) -> bool:
+    """``group.protocol=consumer``: the group protocol of KIP-848 (Kafka 4.0), where the broker
+    assigns and owns the session (librdkafka refuses session.timeout.ms,
+    heartbeat.interval.ms and partition.assignment.strategy beside it)."""
+    return str(props.get("group.protocol", "classic")).strip().lower() == "consumer"
+
+
+def cooperative_rebalancing(props: dict[str, Any]) -> bool:
+    """Whether librdkafka rebalances a group incrementally (rebalance protocol COOPERATIVE):
+    the consumer protocol always does; the classic one with the cooperative-sticky assignor
+    (librdkafka refuses a list mixing it with eager ones). Then the rebalance callbacks get only
+    the partitions added or taken away and must answer with incremental_assign/unassign;
+    assign() fails with _STATE. confluent-kafka does not expose rd_kafka_rebalance_protocol(),
+    hence the configuration decides."""
+    if consumer_protocol(props):
+        return True
+    strategies = str(props.get("partition.assignment.strategy", "range,roundrobin"))
+    return "cooperative-sticky" in {s.strip().lower() for s in strategies.split(",")}
+
+
 def _on_tansu(admin: Admin) -> bool:
     """The embedded Tansu broker answers Metadata with this fixed cluster id."""
     return bool(admin.metadata().cluster_id == TANSU_CLUSTER_ID)
@@ -139,7 +159,17 @@ class Consumption:
             cfg["group.id"] = opts.group
             cfg["enable.auto.commit"] = opts.commit
             cfg["enable.auto.offset.store"] = False
-        if opts.group and _on_tansu(admin) and "session.timeout.ms" not in opts.extra:
+        # Where the user's properties land: --consumer-property over kctl's choices, -X (and
+        # the profile's client properties) over both (librdkafka_config applies them last).
+        chosen = {**opts.extra, **conn.extra}
+        # KIP-848's consumer protocol (Kafka 4) is incremental, like the cooperative assignor.
+        self.cooperative = bool(opts.group) and cooperative_rebalancing(chosen)
+        if (
+            opts.group
+            and not consumer_protocol(chosen)  # the broker owns the session there
+            and "session.timeout.ms" not in chosen
+            and _on_tansu(admin)
+        ):
             # Tansu (kctl local up --engine tansu) holds a classic group's join until the
             # session timeout: librdkafka's 45 s default means ~23 s before the first record.
             cfg["session.timeout.ms"] = TANSU_SESSION_TIMEOUT_MS
@@ -163,6 +193,7 @@ class Consumption:
         self.consumer, self.log = make_consumer(conn, **cfg)
         self.assigned: set[tuple[str, int]] = set()
         self.eof: set[tuple[str, int]] = set()
+        self.seen: set[tuple[str, int]] = set()  # every partition the group ever gave us
         self.ever_assigned = False
         self.stopping = False
         if opts.group:
@@ -181,19 +212,41 @@ class Consumption:
         self.ever_assigned = True
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        """The group gave us ``partitions``: all of our partitions on the classic protocol's
+        eager rebalancing, only the added ones on a cooperative (incremental) one. ``--from``
+        positions a partition the first time this consumer gets it; a partition given back
+        later starts at the group's committed offset (what whoever held it committed)."""
         from confluent_kafka import TopicPartition
 
         keys = [(tp.topic, tp.partition) for tp in partitions]
-        if self.start is not None:
-            consumer.assign([TopicPartition(t, p, self.start[(t, p)]) for t, p in keys])
+        start = self.start or {}
+        fresh = [
+            TopicPartition(t, p, start[(t, p)])
+            if (t, p) in start and (t, p) not in self.seen
+            else TopicPartition(t, p)
+            for t, p in keys
+        ]
+        if self.cooperative:
+            consumer.incremental_assign(fresh)
+            self.assigned |= set(keys)
         else:
-            consumer.assign(partitions)
-        self.assigned = set(keys)
-        self.eof -= self.assigned
+            consumer.assign(fresh)
+            self.assigned = set(keys)
+        self.seen.update(keys)
+        self.eof -= set(keys)  # each must reach its end again
         self.ever_assigned = True
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
-        self.assigned -= {(tp.topic, tp.partition) for tp in partitions}
+        """The group takes ``partitions`` back (on eager rebalancing: all of them, before
+        handing out the new assignment). With auto-commit librdkafka commits the offsets
+        stored for them as they go."""
+        if self.cooperative:
+            consumer.incremental_unassign(partitions)
+        else:
+            consumer.unassign()
+        keys = {(tp.topic, tp.partition) for tp in partitions}
+        self.assigned -= keys
+        self.eof -= keys
 
     def done(self) -> bool:
         return (
