@@ -38,18 +38,6 @@ SUMMARY_COLUMNS = cols(
 )
 
 
-def _headers(items: list[str]) -> list[tuple[str, bytes]]:
-    from kctl.errors import UsageError
-
-    out = []
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise UsageError(f"malformed --header {item!r}", "expected key=value")
-        out.append((key, value.encode()))
-    return out
-
-
 class _Bar:
     """A progress bar on stderr for file input, only when stderr is a terminal."""
 
@@ -163,7 +151,6 @@ def produce(
         partition=partition,
         partitioner=partitioner,
         header=header,
-        parse_headers=_headers,
         compression=compression,
         acks=acks,
         idempotence=idempotence,

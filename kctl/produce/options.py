@@ -4,7 +4,6 @@ broker; every refusal is a :class:`~kctl.errors.UsageError` (exit 2)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -75,7 +74,6 @@ def check(
     partition: int | None = None,
     partitioner: str = "murmur2_random",
     header: list[str] | tuple[str, ...] = (),
-    parse_headers: Callable[[list[str]], list[tuple[str, bytes]]] | None = None,
     compression: str = "none",
     acks: str = "all",
     idempotence: bool | None = None,
@@ -87,8 +85,7 @@ def check(
 ) -> Options:
     """The options as given on the command line, checked: the first wrong one is the error.
     ``--acks -1`` becomes ``all``; idempotence defaults to on with ``--acks all`` only.
-    ``parse_headers`` turns the ``--header`` texts (``key=value``) into pairs; without it,
-    ``header`` must be empty."""
+    ``header`` holds the ``--header`` texts, ``key=value`` each."""
     if input_format not in FORMATS:
         raise UsageError(f"unknown --format {input_format!r}", "expected lines or jsonl")
     if partitioner not in PARTITIONERS:
@@ -116,9 +113,7 @@ def check(
         raise UsageError("--partition must be >= 0")
     if key_separator == "":
         raise UsageError("--key-separator must not be empty")
-    if header and parse_headers is None:
-        raise TypeError("check(): --header texts given without parse_headers")
-    pairs = parse_headers(list(header)) if parse_headers is not None else []
+    pairs = headers(header)
     separator = unescape(key_separator, "--key-separator")
     marker = unescape(null_marker, "--null-marker")
     record: Record | None = None
@@ -143,3 +138,11 @@ def check(
         files=tuple(files),
         single=record,
     )
+
+
+def headers(items: list[str] | tuple[str, ...]) -> list[tuple[str, bytes]]:
+    """The ``--header key=value`` texts as pairs, in order (a key may repeat; a value may be
+    empty)."""
+    from kctl.parsing import key_value
+
+    return [(key, value.encode()) for key, value in (key_value(i, "--header") for i in items)]
