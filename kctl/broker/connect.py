@@ -98,10 +98,11 @@ def parse_properties(text: str, source: str) -> dict[str, str]:
     return props
 
 
-def parse_override(item: str) -> tuple[str, str]:
-    """A ``-X key=value`` client override; a malformed one is not echoed: it may be a secret
-    typed without its key."""
-    return key_value(item, "-X", strip_key=True, secret=True)
+def parse_override(item: str, option: str = "-X") -> tuple[str, str]:
+    """A ``-X key=value`` client override (or ``--consumer-property`` and the like, named by
+    ``option`` in the error); a malformed one is not echoed: it may be a secret typed without
+    its key."""
+    return key_value(item, option, strip_key=True, secret=True)
 
 
 def _apply_java_properties(conn: Connection, props: dict[str, str], source: str) -> None:

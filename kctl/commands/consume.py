@@ -131,7 +131,7 @@ def consume(
         headers=not s.no_headers,
         many_topics=len(set(topics)) > 1,
     )
-    extra = dict(parse_override(item) for item in consumer_property)
+    extra = dict(parse_override(item, "--consumer-property") for item in consumer_property)
     opts = ConsumeOptions(
         topics=list(dict.fromkeys(topics)),
         start=start,

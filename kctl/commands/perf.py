@@ -26,10 +26,10 @@ _COLUMNS = (
 )
 
 
-def _props(items: list[str]) -> dict[str, str]:
+def _props(items: list[str], option: str) -> dict[str, str]:
     from kctl.broker.connect import parse_override
 
-    return dict(parse_override(item) for item in items)
+    return dict(parse_override(item, option) for item in items)
 
 
 def _emit(ctx: typer.Context, result: object) -> None:
@@ -96,7 +96,7 @@ def produce(
             num_records=num_records,
             record_size=record_size,
             throughput=throughput,
-            props=_props(producer_prop),
+            props=_props(producer_prop, "--producer-prop"),
         ),
     )
 
@@ -148,6 +148,6 @@ def consume(
             topic,
             num_records=num_records,
             timeout=idle_timeout,
-            props=_props(consumer_prop),
+            props=_props(consumer_prop, "--consumer-prop"),
         ),
     )
