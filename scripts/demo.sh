@@ -6,9 +6,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[local,spark]'
+# The install's own output (pip's progress and notices, the build of kctl's C extension) goes to
+# a log, shown only if the install fails: what follows on the terminal is kctl's.
+install_log="$(mktemp -t kctl-demo-install.XXXXXX)"
+printf 'installing kctl and its local and spark extras into .venv ...\n' >&2
+if ! {
+  python3 -m venv .venv &&
+    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip &&
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[local,spark]'
+} >"$install_log" 2>&1; then
+  cat "$install_log" >&2
+  printf 'demo: installing kctl failed (the log above, kept in %s)\n' "$install_log" >&2
+  exit 1
+fi
+rm -f "$install_log"
 
 K="$PWD/.venv/bin/kctl"
 export KCTL_STATE_DIR="$(mktemp -d)"
