@@ -100,12 +100,17 @@ def test_the_snapshot_json_loads_in_replicas_validate(offline_kctl, tmp_path):
     s = ClusterSnapshot.from_dict(json.loads(snap.read_text()))
     assert s.cluster_id == "rwd2jqiwRaCycLq7mKVHXA"  # from ../meta.properties
     assert [b.id for b in s.brokers] == [1]
-    # At the end the broker is fenced and foo-0 has no leader: an offline partition (exit 3).
+    # At the end the broker is fenced and foo-0 has no leader: an offline partition (exit 3),
+    # and broker 1 is down as a registered, fenced broker (not as an unregistered one).
+    assert s.fenced_brokers == [1]
     v = offline_kctl("replicas", "validate", "--snapshot", str(snap), "-o", "json")
     assert v.code == 3, v.stderr
     assert "foo" in v.stdout
+    checks = {f["check"] for f in json.loads(v.stdout)["findings"]}
+    assert "broker-down" in checks and "unregistered-broker" not in checks
     # At offset 60 the broker is up and leads foo-0: healthy (exit 0).
     offline_kctl("metadata", "image", str(META), "--at-offset", "60", "--snapshot-json", str(snap))
+    assert ClusterSnapshot.from_dict(json.loads(snap.read_text())).fenced_brokers == []
     assert offline_kctl("replicas", "validate", "--snapshot", str(snap)).code == 0
 
 

@@ -59,6 +59,7 @@ def cluster_snapshot(image: Image, *, cluster_id: str | None = None) -> dict[str
         cluster_id=cluster_id,
         controller_id=image.controller_leader,
         brokers=brokers,
+        fenced_brokers=sorted(bid for bid, b in image.brokers.items() if b["fenced"]),
         topics=topics,
         default_min_insync_replicas=default_min,
         default_replication_factor=default_rf,
