@@ -13,8 +13,10 @@ The cost of a lag check does not grow with the number of groups or partitions:
 
 The group requests go through kafka-python's protocol classes (librdkafka's Python API sends one
 request per group); ListOffsets and the admin operations (commit, delete) go through
-librdkafka. The arithmetic (lag, reset plans, clamping) is pure and lives in
-:mod:`kctl.lag.arithmetic`.
+librdkafka. What is pure lives in :mod:`kctl.lag`: the arithmetic (lag, reset plans, clamping)
+in ``arithmetic``, the groups as data in ``model``, the refusals and rows in ``rules`` and
+``report``, the sequence of ``groups lag``'s passes in ``watch``; the operations here read and
+write, and call those rules where a command's sequence needs them.
 """
 
 from __future__ import annotations
@@ -22,16 +24,28 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kctl.broker import kafka_python
 from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
+from kctl.lag import rules
 from kctl.lag.arithmetic import TP, lag_of
+from kctl.lag.model import (
+    GROUP_TYPES,
+    Described,
+    Group,
+    LagPass,
+    Listed,
+    Member,
+    OffsetsDeleted,
+    ResetPlan,
+    ResetRequest,
+)
 
-ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
-GROUP_TYPES = ("classic", "consumer", "share", "streams")
+if TYPE_CHECKING:
+    from kctl.lag.report import LagReport
 
 # Kafka error codes the group requests answer with.
 _GROUP_ID_NOT_FOUND = 69
@@ -40,54 +54,6 @@ _RETRIABLE = {
     15,
     16,
 }  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
-
-
-@dataclass
-class Member:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    host: str
-    assignment: list[TP] = field(default_factory=list)
-    # Consumer-protocol (KIP-848) members only: their epoch, the partitions the group's
-    # assignor wants them to own, what they subscribe to.
-    member_epoch: int | None = None
-    target_assignment: list[TP] | None = None
-    subscribed_topics: list[str] | None = None
-    subscribed_regex: str | None = None
-    # Streams-group (KIP-1071) members only: their process, topology epoch and tasks per kind
-    # ("active", "standby", "warmup": ["SUBTOPOLOGY:PARTITION", ...]), owned and targeted.
-    process_id: str | None = None
-    topology_epoch: int | None = None
-    tasks: dict[str, list[str]] | None = None
-    target_tasks: dict[str, list[str]] | None = None
-
-
-@dataclass
-class Group:
-    group: str
-    state: str
-    protocol_type: str | None
-    assignor: str | None
-    coordinator: int | None
-    members: list[Member] = field(default_factory=list)
-    type: str = "classic"  # classic | consumer (KIP-848), as the describing request tells
-    group_epoch: int | None = None  # consumer protocol only
-    assignment_epoch: int | None = None  # consumer protocol: the target assignment's epoch
-
-    @property
-    def active(self) -> bool:
-        return bool(self.members) or self.state in ACTIVE_STATES
-
-
-@dataclass(frozen=True)
-class Listed:
-    """One group as ListGroups reports it (its state there may be stale or 'Unknown')."""
-
-    group: str
-    state: str
-    type: str  # classic | consumer | share | streams | unknown
-    simple: bool
 
 
 _STATE_NAMES = {
@@ -686,23 +652,90 @@ def require_known(
 ) -> None:
     """A group with no members and no committed offsets that ListGroups does not know (Kafka
     describes it as Dead, some brokers as Empty) does not exist for an operator."""
-    suspects = [
-        gid
-        for gid, g in groups.items()
-        if not g.members
-        and not committed.get(gid)
-        and g.state in ("Dead", "Empty", "Unknown")
-        and g.type != "share"  # ShareGroupDescribe knew it; share groups commit no offsets
-    ]
+    suspects = rules.unknown_suspects(groups, committed)
     if not suspects:
         return
     names = {g.group for g in (listed if listed is not None else list_groups(admin))}
-    for gid in suspects:
-        if groups[gid].state == "Dead" or gid not in names:
-            raise NotFoundError(
-                f"unknown group {gid!r}",
-                f"state {groups[gid].state}: no members and no committed offsets",
-            )
+    rules.check_known(groups, suspects, names)
+
+
+def choose_groups(
+    admin: Admin, groups: list[str], all_groups: bool, *, default_all: bool = False
+) -> tuple[list[str], list[Listed] | None]:
+    """The groups named (each once), or every listed group; also the listing when one was
+    made (``default_all``: no group named means every group)."""
+    if rules.lists_every_group(groups, all_groups, default_all=default_all):
+        listed = list_groups(admin)
+        return [g.group for g in listed], listed
+    return list(dict.fromkeys(groups)), None
+
+
+def list_described(admin: Admin, types: set[str]) -> tuple[list[Listed], dict[str, Group]]:
+    """The groups the cluster lists, of ``types`` (all when empty), and their descriptions.
+    librdkafka's ListGroups leaves share and streams groups out: ListGroups v5 with a type
+    filter finds those."""
+    with GroupReader(admin) as reader:
+        everything = list_groups(admin)
+        for kind in ("share", "streams"):
+            if not types or kind in types:
+                known = {g.group for g in everything}
+                everything += [g for g in reader.list_typed_groups(kind) if g.group not in known]
+        listed = [g for g in everything if not types or g.type in types]
+        return listed, reader.describe([g.group for g in listed])
+
+
+def describe_for(admin: Admin, groups: list[str], all_groups: bool, view: str) -> Described:
+    """What ``groups describe`` shows in ``view`` (offsets, members, state): the groups'
+    descriptions, and their lag rows (offsets), or share groups' start offsets (offsets of
+    share groups only), or the brokers' addresses (state). Unknown groups are refused."""
+    ids, listed = choose_groups(admin, groups, all_groups)
+    found = Described(view, ids, {})
+    with GroupReader(admin) as reader:
+        found.groups = reader.describe(ids)
+        if rules.share_offsets_view(ids, found.groups, view):
+            found.share_offsets = reader.share_offsets(ids)
+            return found
+        if view == "offsets":
+            found.lag_rows = lag_samples(admin, reader, ids, listed=listed)
+        else:
+            known = {g: d for g, d in found.groups.items() if d.type != "share"}
+            others = [gid for gid in ids if gid not in found.groups or gid in known]
+            require_known(admin, known, reader.committed(others), listed)
+    if view == "state":
+        brokers = admin.metadata().brokers
+        found.addresses = {b: f"{node.host}:{node.port}" for b, node in brokers.items()}
+    return found
+
+
+def describe_known(admin: Admin, group_ids: list[str]) -> dict[str, Group]:
+    """The groups' descriptions; a group that does not exist is an error."""
+    with GroupReader(admin) as reader:
+        described = reader.describe(group_ids)
+        require_known(admin, described, reader.committed(group_ids))
+    return described
+
+
+def delete_group_offsets(
+    admin: Admin,
+    group: str,
+    scope: dict[str, list[int] | None],
+    confirm: Callable[[str], None],
+) -> OffsetsDeleted:
+    """OffsetDelete of a group's committed offsets for ``scope`` (``--topic T[:P,...]``), or
+    for a share group DeleteShareGroupOffsets of whole topics; ``confirm(question)`` is asked
+    before anything is deleted (it raises to stop)."""
+    tps = scope_partitions(admin, scope)
+    with GroupReader(admin) as reader:
+        described = reader.describe([group])[group]
+        if described.type == "share":
+            topics = rules.share_offsets_topics(group, scope, described)
+            confirm(f"Delete the offsets of share group {group!r} for {', '.join(topics)}?")
+            errors = reader.delete_share_offsets(group, topics)
+            return OffsetsDeleted(group, share_topics=topics, topic_errors=errors)
+        reader.require_offset_delete(f"deleting offsets of group {group!r}")
+        require_known(admin, {group: described}, reader.committed([group]))
+        confirm(f"Delete {len(tps)} committed offset(s) of group {group!r}?")
+        return OffsetsDeleted(group, tps, reader.delete_offsets(group, tps))
 
 
 def lag_samples(
@@ -762,6 +795,58 @@ def lag_samples(
                 }
             )
     return rows
+
+
+def lag_pass(
+    admin: Admin,
+    reader: GroupReader,
+    groups: list[str],
+    all_groups: bool,
+    topics: list[str] | None = None,
+) -> LagPass:
+    """One lag pass: the groups named, or every group the cluster lists (none named means
+    every group), and their lag rows (only ``topics``, when given), stamped with the time the
+    pass began."""
+    ids, listed = choose_groups(admin, groups, all_groups, default_all=True)
+    ts_ms = int(time.time() * 1000)
+    rows = lag_samples(admin, reader, ids, topics or None, listed) if ids else []
+    return LagPass(ts_ms, ids, rows)
+
+
+def watch_lag(
+    admin: Admin,
+    groups: list[str],
+    all_groups: bool,
+    topics: list[str] | None,
+    *,
+    show: Callable[[LagReport], None],
+    note: Callable[[str], None],
+    watch: float | None = None,
+    record: Path | None = None,
+) -> LagReport:
+    """``groups lag``: lag passes over one connection pool, once or every ``watch`` seconds
+    until interrupted (:func:`kctl.lag.watch.run_passes`), samples appended to ``record``;
+    the last pass's report."""
+    from kctl.lag.samples import record_samples
+    from kctl.lag.watch import run_passes
+
+    with GroupReader(admin) as reader:  # kafka-python loads while librdkafka connects
+        cluster_id = admin.metadata().cluster_id
+
+        def save(rows: list[dict[str, Any]], ts_ms: int) -> int:
+            assert record is not None
+            return record_samples(record, rows, cluster_id, ts_ms)
+
+        return run_passes(
+            lambda: lag_pass(admin, reader, groups, all_groups, topics),
+            show,
+            note,
+            every=all_groups or not groups,
+            watch=watch,
+            record=save if record is not None else None,
+            record_name=str(record),
+            sleep=time.sleep,
+        )
 
 
 def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
@@ -824,6 +909,15 @@ def set_share_starts(admin: Admin, group: str, targets: dict[TP, int]) -> None:
         )
 
 
+def apply_reset(admin: Admin, plan: ResetPlan) -> None:
+    """Commit a reset plan: new committed offsets, or a share group's new start offsets."""
+    targets = {(r.topic, r.partition): r.target for r in plan.rows}
+    if plan.share:
+        set_share_starts(admin, plan.group, targets)
+    else:
+        commit(admin, plan.group, targets)
+
+
 def delete(admin: Admin, group_ids: list[str]) -> None:
     """DeleteGroups (librdkafka sends one per coordinator)."""
     futures = admin.client.delete_consumer_groups(group_ids, request_timeout=admin.timeout)
@@ -832,27 +926,6 @@ def delete(admin: Admin, group_ids: list[str]) -> None:
 
 
 # -- reset-offsets (kafka-consumer-groups.sh --reset-offsets) ---------------------------------
-
-
-@dataclass
-class ResetRequest:
-    """What ``groups reset-offsets`` was asked: one spec over a scope of partitions."""
-
-    group: str
-    kind: str  # earliest | latest | current | offset | shift | time | file
-    value: Any = None  # N for offset/shift, {tp: offset} for file
-    scope: dict[str, list[int] | None] = field(default_factory=dict)  # --topic T[:P,...]
-    all_topics: bool = False
-    file_name: str | None = None
-    ts_ms: int | None = None  # time specs: the timestamp to look up
-
-
-@dataclass
-class ResetPlan:
-    group: str
-    rows: list[Any]  # lagmath.ResetRow, one per partition
-    marks: dict[TP, tuple[int, int]]  # (log start, log end) per partition, for clamp notes
-    share: bool = False  # a share group: start offsets (AlterShareGroupOffsets), not commits
 
 
 def scope_partitions(admin: Admin, scope: dict[str, list[int] | None]) -> list[TP]:
@@ -881,12 +954,7 @@ def plan_reset_offsets(admin: Admin, req: ResetRequest) -> ResetPlan:
         committed = (
             reader.share_starts(req.group) if share else reader.committed([req.group])[req.group]
         )
-    if described.active or (share and described.members):
-        raise KctlError(
-            f"refusing to reset offsets of group {req.group!r}",
-            f"it has {len(described.members)} active member(s), state {described.state}: "
-            "stop them first",
-        )
+    rules.check_resettable(req.group, described)
     if req.kind == "file":
         counts = partitions_of(admin, sorted({t for t, _ in req.value}))
         for t, p in req.value:
