@@ -298,7 +298,8 @@ def t_log(data: bytes) -> None:
             )
         if item.is_control:
             for r in rows:
-                kp, kl, vp, vl = r[2], r[3], r[4], r[5]
+                kp, kl = r[B.REC_KEY_POS], r[B.REC_KEY_LEN]
+                vp, vl = r[B.REC_VALUE_POS], r[B.REC_VALUE_LEN]
                 with contextlib.suppress(ValueError):
                     _json(
                         B.control_record(

@@ -55,12 +55,12 @@ def _general(data: bytes, b: B.Batch) -> list[dict]:
     _, rows = B.decode_records(data, b)
     return [
         {
-            "offset": r[0],
-            "timestamp": r[1],
-            "key_size": r[3],
-            "value_size": r[5],
-            "sequence": r[7],
-            "header_keys": [h[0] for h in r[6]],
+            "offset": r[B.REC_OFFSET],
+            "timestamp": r[B.REC_TIMESTAMP],
+            "key_size": r[B.REC_KEY_LEN],
+            "value_size": r[B.REC_VALUE_LEN],
+            "sequence": r[B.REC_SEQUENCE],
+            "header_keys": [k for k, _ in r[B.REC_HEADERS]],
         }
         for r in rows
     ]

@@ -184,7 +184,7 @@ def _max_timestamp(seg: Any, batch: B.Batch, problems: list[B.Problem]) -> int:
         return batch.max_timestamp
     try:
         _, rows = B.decode_records(seg, batch)
-        return max((r[1] for r in rows), default=-1)
+        return max((r[B.REC_TIMESTAMP] for r in rows), default=-1)
     except ValueError as exc:
         problems.append(B.Problem(batch.position, "records", str(exc)))
         return batch.max_timestamp

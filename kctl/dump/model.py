@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kctl.logfmt.batch import Batch, Problem, V2Header
+from kctl.logfmt.batch import Batch, Problem, RecordRow, V2Header
 from kctl.logfmt.codecs import MAX_DECOMPRESSED
 
 
@@ -95,15 +95,15 @@ class RecordsText(NamedTuple):
 
 class Records(NamedTuple):
     """A batch and its records: ``rows`` are :func:`kctl.logfmt.batch.decode_records` tuples
-    whose positions index ``data``. ``decoded``, when not None, holds one entry per row: the
-    control record's meaning (control batches) or the decoded key and value
+    (fields ``REC_*``) whose positions index ``data``. ``decoded``, when not None, holds one
+    entry per row: the control record's meaning (control batches) or the decoded key and value
     (``{"key", "value"}``, with a record decoder), None where decoding failed (a
     :class:`Found` item came before)."""
 
     path: Path
     batch: Batch
     data: Any
-    rows: list[tuple[Any, ...]]
+    rows: list[RecordRow]
     decoded: list[dict[str, Any] | None] | None
 
 

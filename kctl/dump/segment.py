@@ -32,6 +32,14 @@ from kctl.dump.model import (
 )
 from kctl.dump.parallel import ChunkPool, ChunkResult, fast_records, worker_count
 from kctl.logfmt import batch as B
+from kctl.logfmt.batch import (
+    REC_KEY_LEN,
+    REC_KEY_POS,
+    REC_OFFSET,
+    REC_VALUE_LEN,
+    REC_VALUE_POS,
+    RecordRow,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -314,15 +322,15 @@ class _LogScan:
             yield self.found(B.Problem(b.position, "records", str(exc), b.next_position))
             return opts.strict
         if self.gaps is not None:
-            self.gaps.check([r[0] for r in rows])
+            self.gaps.check([r[REC_OFFSET] for r in rows])
         lo, hi = self.lo, self.hi
         if lo is not None:
-            rows = [r for r in rows if lo <= r[0] <= hi]
+            rows = [r for r in rows if lo <= r[REC_OFFSET] <= hi]
         decoded = yield from self._decode(b, data, rows)
         yield Records(self.path, b, data, rows, decoded)
         return bool(opts.strict and self.problems)
 
-    def _decode(self, b: B.Batch, data: Any, rows: list[tuple[Any, ...]]) -> _Items:
+    def _decode(self, b: B.Batch, data: Any, rows: list[RecordRow]) -> _Items:
         """Control records' meanings, or keys and values through the record decoder: one entry
         per row (None where it failed, after a problem), or None when nothing is decoded."""
         if b.is_control:
@@ -335,7 +343,8 @@ class _LogScan:
             return None
         out: list[dict[str, Any] | None] = []
         for r in rows:
-            kp, kl, vp, vl = r[2], r[3], r[4], r[5]
+            kp, kl = r[REC_KEY_POS], r[REC_KEY_LEN]
+            vp, vl = r[REC_VALUE_POS], r[REC_VALUE_LEN]
             key = None if kl < 0 else bytes(data[kp : kp + kl])
             value = None if vl < 0 else bytes(data[vp : vp + vl])
             try:
@@ -346,7 +355,7 @@ class _LogScan:
                     B.Problem(
                         b.position,
                         "records",
-                        f"record at offset {r[0]}: {exc}",
+                        f"record at offset {r[REC_OFFSET]}: {exc}",
                         b.next_position,
                     )
                 )

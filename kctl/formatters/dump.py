@@ -21,8 +21,19 @@ from kctl.logfmt.batch import (
     CONTROL_BIT,
     DELETE_HORIZON_BIT,
     LOG_OVERHEAD,
+    REC_CRC,
+    REC_HEADERS,
+    REC_IS_VALID,
+    REC_KEY_LEN,
+    REC_KEY_POS,
+    REC_OFFSET,
+    REC_SEQUENCE,
+    REC_TIMESTAMP,
+    REC_VALUE_LEN,
+    REC_VALUE_POS,
     TIMESTAMP_TYPE_BIT,
     TRANSACTIONAL_BIT,
+    RecordRow,
     V2Header,
 )
 
@@ -441,19 +452,20 @@ class DumpWriter:
         path: Any,
         b: Any,
         data: Any,
-        rows: list[tuple[Any, ...]],
+        rows: list[RecordRow],
         decoded: list[dict[str, Any] | None] | None = None,
     ) -> None:
         """A batch and its records: ``rows`` are :func:`kctl.logfmt.batch.decode_records`
-        tuples whose positions index ``data``; ``decoded`` (see :class:`kctl.dump.model.Records`)
-        the meanings of control records or the decoded keys and values, one per row."""
+        tuples (fields ``REC_*``) whose positions index ``data``; ``decoded`` (see
+        :class:`kctl.dump.model.Records`) the meanings of control records or the decoded keys and
+        values, one per row."""
         if self.text:
             self._records_text(b, data, rows, decoded)
         else:
             self._records_json(path, b, data, rows, decoded)
 
     def _records_text(
-        self, b: Any, data: Any, rows: list[tuple[Any, ...]], decoded: list[Any] | None
+        self, b: Any, data: Any, rows: list[RecordRow], decoded: list[Any] | None
     ) -> None:
         """DumpLogSegments' record lines: metadata (unless skipped), a control record's meaning,
         then key and payload (decoded records in Kafka's JSON form: kctl.logfmt.kafka_json)."""
@@ -466,16 +478,20 @@ class DumpWriter:
         each = iter(decoded) if decoded is not None else None
         show_data = self.data and not control
         for r in rows:
-            offset, ts, kp, kl, vp, vl, headers, seq = r[:8]
+            kl, vl = r[REC_KEY_LEN], r[REC_VALUE_LEN]
             line = ""
             prefix = "| "
             if not self.skip_meta:
-                line = f"| offset: {offset} {ts_type}: {ts} keySize: {kl} valueSize: {vl}"
+                line = (
+                    f"| offset: {r[REC_OFFSET]} {ts_type}: {r[REC_TIMESTAMP]} keySize: {kl} "
+                    f"valueSize: {vl}"
+                )
                 prefix = " "
                 if v2:
-                    line += f" sequence: {seq} headerKeys: [{','.join(h[0] for h in headers)}]"
+                    keys = ",".join(k for k, _ in r[REC_HEADERS])
+                    line += f" sequence: {r[REC_SEQUENCE]} headerKeys: [{keys}]"
                 else:
-                    line += f" isValid: {'true' if r[10] else 'false'} crc: {r[9]}"
+                    line += f" isValid: {'true' if r[REC_IS_VALID] else 'false'} crc: {r[REC_CRC]}"
                 if control and each is not None:
                     c = next(each)  # None: it did not decode (a problem came before)
                     if c is not None:
@@ -487,6 +503,7 @@ class DumpWriter:
                     d = next(each)
                     key_text, value_text = (None, None) if d is None else record_text(d)
                 else:
+                    kp, vp = r[REC_KEY_POS], r[REC_VALUE_POS]
                     key = None if kl < 0 else bytes(data[kp : kp + kl])
                     value = None if vl < 0 else bytes(data[vp : vp + vl])
                     key_text = fmt_bytes(key, self.key_format, java=True)
@@ -504,7 +521,7 @@ class DumpWriter:
         path: Any,
         b: Any,
         data: Any,
-        rows: list[tuple[Any, ...]],
+        rows: list[RecordRow],
         decoded: list[Any] | None,
     ) -> None:
         doc = batch_doc(str(path), b)
@@ -512,20 +529,20 @@ class DumpWriter:
         v2 = b.magic >= 2
         each = iter(decoded) if decoded is not None else None
         for r in rows:
-            offset, ts, kp, kl, vp, vl, headers, seq = r[:8]
+            kl, vl, headers = r[REC_KEY_LEN], r[REC_VALUE_LEN], r[REC_HEADERS]
             rec: dict[str, Any] = {}
             if not self.skip_meta:
                 rec = {
-                    "offset": offset,
-                    "timestamp": ts,
+                    "offset": r[REC_OFFSET],
+                    "timestamp": r[REC_TIMESTAMP],
                     "key_size": kl,
                     "value_size": vl,
-                    "sequence": seq,
-                    "header_keys": [h[0] for h in headers],
+                    "sequence": r[REC_SEQUENCE],
+                    "header_keys": [k for k, _ in headers],
                 }
                 if not v2:
-                    rec["crc"] = r[9]
-                    rec["is_valid"] = r[10]
+                    rec["crc"] = r[REC_CRC]
+                    rec["is_valid"] = r[REC_IS_VALID]
                 if b.is_control and each is not None:
                     c = next(each)
                     if c is not None:
@@ -536,6 +553,7 @@ class DumpWriter:
                     if d is not None:
                         rec["key"], rec["payload"] = d["key"], d["value"]
                 else:
+                    kp, vp = r[REC_KEY_POS], r[REC_VALUE_POS]
                     key = None if kl < 0 else bytes(data[kp : kp + kl])
                     value = None if vl < 0 else bytes(data[vp : vp + vl])
                     rec["key"] = fmt_bytes(key, self.key_format)

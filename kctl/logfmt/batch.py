@@ -13,7 +13,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from kctl.logfmt.codecs import MAX_DECOMPRESSED, CodecError, codec_name, decompress
 from kctl.logfmt.wire import DecodeError, read_uvarint
@@ -494,6 +494,45 @@ def scan(
 
 # ---------------------------------------------------------------------------------------------
 # Records
+#
+# A record as :func:`decode_records` gives it is a plain tuple, its fields at these positions;
+# every reader takes a field by its name here (``row[REC_OFFSET]``), never by a number. A plain
+# tuple, not a NamedTuple: :func:`_v2_records` builds one per record in the hot loop of deep
+# dumps, and a NamedTuple instance (``tuple.__new__(cls, t)``, the cheapest way to make one)
+# cost 130 ns more a record there, 12% of the loop on a 64 MiB segment (benchmarks/dump.py's
+# generator), where indexing with these names reads as fast as unpacking by position.
+REC_OFFSET: Final = 0  # absolute offset
+REC_TIMESTAMP: Final = 1
+REC_KEY_POS: Final = 2  # where the key starts in the data decode_records returns
+REC_KEY_LEN: Final = 3  # -1: null
+REC_VALUE_POS: Final = 4
+REC_VALUE_LEN: Final = 5  # -1: null
+REC_HEADERS: Final = 6  # [(key, value or None)], empty when there are none
+REC_SEQUENCE: Final = 7  # -1 when the batch has no base sequence (and always for magic 0/1)
+REC_ATTRIBUTES: Final = 8
+REC_CRC: Final = 9  # magic 0/1 only: the message's stored CRC-32 ...
+REC_IS_VALID: Final = 10  # ... and whether it holds
+V2_RECORD_FIELDS: Final = 9  # a magic-2 record has the fields up to REC_ATTRIBUTES
+LEGACY_RECORD_FIELDS: Final = 11  # a magic 0/1 message has REC_CRC and REC_IS_VALID too
+
+# One record of decode_records: REC_* fields, V2_RECORD_FIELDS or LEGACY_RECORD_FIELDS of them.
+RecordRow = tuple[Any, ...]
+
+
+class LegacyMessage(NamedTuple):
+    """One magic 0/1 message as it lies in a message set (:func:`_legacy_message`);
+    ``key_pos``/``value_pos`` index the buffer it was read from, ``*_len`` is -1 for null."""
+
+    offset: int
+    magic: int
+    attributes: int
+    crc: int
+    is_valid: bool
+    timestamp: int  # -1 for magic 0
+    key_pos: int
+    key_len: int
+    value_pos: int
+    value_len: int
 
 
 def _varint_slow(data: Any, pos: int) -> tuple[int, int]:
@@ -503,12 +542,11 @@ def _varint_slow(data: Any, pos: int) -> tuple[int, int]:
 
 def _v2_records(
     data: bytes, base_offset: int, first_ts: int, count: int, base_seq: int, where: str
-) -> list[tuple[Any, ...]]:
-    """Record tuples of a magic-2 batch: (offset, timestamp, key_pos, key_len, value_pos,
-    value_len, headers, sequence, attributes). ``key_len``/``value_len`` is -1 for null; header
-    list is empty when there are none. This is the hot loop: single-byte varints are decoded
-    inline."""
-    out: list[tuple[Any, ...]] = []
+) -> list[RecordRow]:
+    """The records of a magic-2 batch: tuples of the fields :data:`REC_OFFSET` to
+    :data:`REC_ATTRIBUTES`, positions indexing ``data``. This is the hot loop: single-byte
+    varints are decoded inline."""
+    out: list[RecordRow] = []
     append = out.append
     pos = 0
     end = len(data)
@@ -573,7 +611,7 @@ def _v2_records(
                 f"unaccounted for"
             )
         append(
-            (
+            (  # REC_OFFSET .. REC_ATTRIBUTES, in that order
                 base_offset + off_delta,
                 first_ts + ts_delta,
                 key_pos,
@@ -594,13 +632,14 @@ def _v2_records(
     return out
 
 
-def _check_range(rows: list[tuple[Any, ...]], where: str) -> None:
+def _check_range(rows: list[RecordRow], where: str) -> None:
     """Record offsets and timestamps must stay in the 64-bit range (Kafka's longs)."""
     for row in rows:
-        if not INT64_MIN <= row[0] <= INT64_MAX:
-            raise DecodeError(f"{where}: record offset {row[0]} leaves the 64-bit range")
-        if not INT64_MIN <= row[1] <= INT64_MAX:
-            raise DecodeError(f"{where}: record timestamp {row[1]} leaves the 64-bit range")
+        offset, timestamp = row[REC_OFFSET], row[REC_TIMESTAMP]
+        if not INT64_MIN <= offset <= INT64_MAX:
+            raise DecodeError(f"{where}: record offset {offset} leaves the 64-bit range")
+        if not INT64_MIN <= timestamp <= INT64_MAX:
+            raise DecodeError(f"{where}: record timestamp {timestamp} leaves the 64-bit range")
 
 
 def _headers(
@@ -628,9 +667,8 @@ def _headers(
     return headers, pos
 
 
-def _legacy_message(data: Any, pos: int, end: int, where: str) -> tuple[tuple[Any, ...], int]:
-    """One magic 0/1 message at ``pos``: ((offset, magic, attrs, crc, valid, timestamp,
-    key_pos, key_len, value_pos, value_len), next position)."""
+def _legacy_message(data: Any, pos: int, end: int, where: str) -> tuple[LegacyMessage, int]:
+    """The magic 0/1 message at ``pos``, and the position after it."""
     if end - pos < LOG_OVERHEAD + 14:
         raise DecodeError(f"{where}: message header cut short at byte {pos}")
     offset, size, crc, magic, attrs = _LEGACY.unpack_from(data, pos)
@@ -657,7 +695,7 @@ def _legacy_message(data: Any, pos: int, end: int, where: str) -> tuple[tuple[An
         p += vlen
     if p != nxt:
         raise DecodeError(f"{where}: message at byte {pos} has {nxt - p} bytes unaccounted for")
-    return (offset, magic, attrs, crc, valid, ts, kpos, klen, vpos, vlen), nxt
+    return LegacyMessage(offset, magic, attrs, crc, valid, ts, kpos, klen, vpos, vlen), nxt
 
 
 def v2_payload(buf: Any, batch: Batch, limit: int = MAX_DECOMPRESSED) -> bytes:
@@ -677,10 +715,11 @@ def v2_payload(buf: Any, batch: Batch, limit: int = MAX_DECOMPRESSED) -> bytes:
 
 def decode_records(
     buf: Any, batch: Batch, limit: int = MAX_DECOMPRESSED
-) -> tuple[Any, list[tuple[Any, ...]]]:
-    """Open ``batch``: (data, record tuples) where positions in the tuples index ``data``.
-    Magic 2 tuples are as :func:`_v2_records`; magic 0/1 tuples are (offset, timestamp,
-    key_pos, key_len, value_pos, value_len, [], -1, attributes, crc, is_valid).
+) -> tuple[Any, list[RecordRow]]:
+    """Open ``batch``: (data, records) where the records are :data:`RecordRow` tuples whose
+    positions index ``data``: the fields :data:`REC_OFFSET` to :data:`REC_ATTRIBUTES` for
+    magic 2; for magic 0/1 also :data:`REC_CRC` and :data:`REC_IS_VALID` (no headers, sequence
+    -1).
     Raises :class:`DecodeError` (with CodecError as a subclass of ValueError) on bad content,
     and on a payload that decompresses to more than ``limit`` bytes."""
     where = f"batch at byte {batch.position}"
@@ -702,54 +741,76 @@ def decode_records(
             raise DecodeError(f"{where}: records run past the end of the batch") from None
         return data, rows
     data = bytes(buf[start:end])
-    (msg, _) = _legacy_message(data, 0, len(data), where)
-    offset, magic, attrs, crc, valid, ts, kpos, klen, vpos, vlen = msg
+    (wrapper, _) = _legacy_message(data, 0, len(data), where)
+    attrs = wrapper.attributes
     codec = attrs & COMPRESSION_MASK
     if not codec:
-        return data, [(offset, ts, kpos, klen, vpos, vlen, [], -1, attrs, crc, valid)]
-    if vlen < 0:
+        return data, [_legacy_row(wrapper, wrapper.offset, wrapper.timestamp)]
+    if wrapper.value_len < 0:
         raise DecodeError(f"{where}: compressed wrapper message has no value")
+    vpos = wrapper.value_pos
     try:
-        inner = decompress(codec, data[vpos : vpos + vlen], limit)
+        inner = decompress(codec, data[vpos : vpos + wrapper.value_len], limit)
     except CodecError as exc:
         raise DecodeError(f"{where}: payload does not decompress ({exc})") from None
     msgs = []
     p, n = 0, len(inner)
     while p < n:
         m, p = _legacy_message(inner, p, n, where)
-        if m[2] & COMPRESSION_MASK:
+        if m.attributes & COMPRESSION_MASK:
             raise DecodeError(f"{where}: compressed message nested in a compressed message")
         msgs.append(m)
     if not msgs:
         raise DecodeError(f"{where}: compressed wrapper holds no messages")
     rows = []
-    last_rel = msgs[-1][0]
+    last_rel = msgs[-1].offset
     log_append = bool(attrs & TIMESTAMP_TYPE_BIT)
-    for o, m_magic, m_attrs, m_crc, m_valid, m_ts, kp, kl, vp, vl in msgs:
-        absolute = offset - last_rel + o if magic == 1 else o
-        stamp = ts if (m_magic == 1 and log_append) else m_ts
-        rows.append((absolute, stamp, kp, kl, vp, vl, [], -1, m_attrs, m_crc, m_valid))
+    for m in msgs:
+        # Magic 1: inner offsets are relative, the wrapper's offset is the last one's absolute.
+        absolute = wrapper.offset - last_rel + m.offset if wrapper.magic == 1 else m.offset
+        stamp = wrapper.timestamp if (m.magic == 1 and log_append) else m.timestamp
+        rows.append(_legacy_row(m, absolute, stamp))
     _check_range(rows, where)
     return inner, rows
+
+
+def _legacy_row(m: LegacyMessage, offset: int, timestamp: int) -> RecordRow:
+    """The :data:`RecordRow` of the magic 0/1 message ``m`` (its offset and timestamp as the
+    wrapper around it decides)."""
+    return (  # REC_OFFSET .. REC_IS_VALID, in that order
+        offset,
+        timestamp,
+        m.key_pos,
+        m.key_len,
+        m.value_pos,
+        m.value_len,
+        [],
+        -1,
+        m.attributes,
+        m.crc,
+        m.is_valid,
+    )
 
 
 def records(buf: Any, batch: Batch) -> list[Record]:
     """The records of ``batch`` as objects (keys and values copied)."""
     data, rows = decode_records(buf, batch)
     out = []
+    legacy = batch.magic != 2  # decode_records' rows carry REC_CRC and REC_IS_VALID
     for row in rows:
-        offset, ts, kp, kl, vp, vl, headers, seq, attrs = row[:9]
+        kp, kl = row[REC_KEY_POS], row[REC_KEY_LEN]
+        vp, vl = row[REC_VALUE_POS], row[REC_VALUE_LEN]
         out.append(
             Record(
-                offset=offset,
-                timestamp=ts,
+                offset=row[REC_OFFSET],
+                timestamp=row[REC_TIMESTAMP],
                 key=None if kl < 0 else bytes(data[kp : kp + kl]),
                 value=None if vl < 0 else bytes(data[vp : vp + vl]),
-                headers=headers,
-                sequence=seq,
-                attributes=attrs,
-                crc=row[9] if len(row) > 9 else None,
-                is_valid=row[10] if len(row) > 10 else None,
+                headers=row[REC_HEADERS],
+                sequence=row[REC_SEQUENCE],
+                attributes=row[REC_ATTRIBUTES],
+                crc=row[REC_CRC] if legacy else None,
+                is_valid=row[REC_IS_VALID] if legacy else None,
             )
         )
     return out
