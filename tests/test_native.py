@@ -2,37 +2,82 @@
 (or the same refusal) on every input — generated record batches with their damage, consumed
 messages of every shape, produce loops with refused records. The slower end-to-end tests (dump,
 consume, produce on the real cluster) run through whichever is loaded; this file checks the two
-agree, and that the extension was built where scripts/test.sh runs (KCTL_REQUIRE_NATIVE=1)."""
+agree, that kctl.runtime.native alone chooses between them, and that the extension was built
+where scripts/test.sh runs (KCTL_REQUIRE_NATIVE=1).
+
+The C functions come from kctl.runtime.native's accessors (what kctl runs), the Python twins
+from their modules."""
 
 from __future__ import annotations
 
+import ast
 import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from kctl.runtime.native import load
+from kctl.runtime import native as chooser
 
-native = load()
-needs_native = pytest.mark.skipif(native is None, reason="kctl._native is not built here")
+# The C loops as kctl.runtime.native hands them out (None each when the extension is not built).
+records_json = chooser.records_json()
+jsonl_block = chooser.jsonl_block()
+produce_chunk = chooser.produce_chunk()
+needs_native = pytest.mark.skipif(chooser.load() is None, reason="kctl._native is not built here")
 
 
 def test_the_extension_is_built_where_the_test_script_runs() -> None:
     if os.environ.get("KCTL_REQUIRE_NATIVE") != "1":
         pytest.skip("KCTL_REQUIRE_NATIVE is not set (scripts/test.sh sets it)")
-    assert native is not None, "kctl._native did not build: see pip's output for setup.py"
+    import importlib.util
+
+    # Built, whether or not this run chose it (KCTL_NATIVE=0 runs the Python twins).
+    built = importlib.util.find_spec("kctl._native") is not None
+    assert built, "kctl._native did not build: see pip's output for setup.py"
+
+
+# What a fresh process runs: for each loop, True when the Python twin.
+_CHOICES = (
+    "from kctl.logfmt import fast; from kctl.runtime import native;"
+    "print(fast.records_json is fast.py_records_json, native.load() is None,"
+    " native.records_json() is None, native.jsonl_block() is None,"
+    " native.produce_chunk() is None)"
+)
 
 
 def test_kctl_native_0_selects_the_python_functions() -> None:
-    code = (
-        "from kctl.logfmt import fast; from kctl.runtime.native import load;"
-        "print(fast.records_json is fast.py_records_json, load())"
-    )
     env = {**os.environ, "KCTL_NATIVE": "0"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["True", "None"], out.stderr
+    out = subprocess.run([sys.executable, "-c", _CHOICES], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["True"] * 5, out.stderr
+
+
+@needs_native
+def test_every_loop_runs_in_c_when_the_extension_is_chosen() -> None:
+    from kctl import _native
+    from kctl.logfmt import fast
+
+    env = {k: v for k, v in os.environ.items() if k != "KCTL_NATIVE"}
+    out = subprocess.run([sys.executable, "-c", _CHOICES], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["False"] * 5, out.stderr
+    assert fast.records_json is records_json is _native.records_json
+    assert (jsonl_block, produce_chunk) == (_native.jsonl_block, _native.produce_chunk)
+
+
+def test_only_kctl_runtime_native_imports_the_extension_or_reads_kctl_native() -> None:
+    """The choice is made in one place: no other module of kctl imports kctl._native (at module
+    level or in a function) or names the KCTL_NATIVE variable."""
+    from test_layers import IMPORTS, PACKAGE
+
+    importers = {i.source for i in IMPORTS if i.target == "kctl._native"}
+    assert importers == {"kctl.runtime.native"}
+    readers = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and node.value == "KCTL_NATIVE":
+                readers.add(path.relative_to(PACKAGE))
+    assert readers == {Path("runtime", "native.py")}
 
 
 # ---- records_json: dump-segment's deep fast path ------------------------------------------
@@ -95,7 +140,7 @@ def _mutate(rng: random.Random, data: bytes) -> bytes:
 def test_records_json_in_c_matches_python_on_generated_and_damaged_batches() -> None:
     from kctl.logfmt.fast import py_records_json
 
-    assert native is not None
+    assert records_json is not None
     rng = random.Random(20261125)
     bases = [0, 7, 1 << 40, -(1 << 63) + (1 << 32), -(1 << 63) + (1 << 32) + 1]
     bases += [(1 << 63) - (1 << 32), (1 << 63) - (1 << 32) - 1, -1]
@@ -115,7 +160,7 @@ def test_records_json_in_c_matches_python_on_generated_and_damaged_batches() -> 
         )
         for text in (None, "CreateTime", "LogAppendTime"):
             want = py_records_json(*args, text=text)
-            assert _same(native.records_json(*args, text=text), want), (args, text)
+            assert _same(records_json(*args, text=text), want), (args, text)
             compared += 1
             accepted += want is not None
     # Both outcomes well represented: the fast path taken, and declined.
@@ -132,7 +177,7 @@ def test_records_json_in_c_reads_memoryviews_of_a_real_segment() -> None:
     from kctl.logfmt import batch as B
     from kctl.logfmt.fast import py_records_json
 
-    assert native is not None
+    assert records_json is not None
     segs = sorted(Path(__file__).parent.joinpath("data").rglob("*.log"))
     assert segs
     batches = 0
@@ -152,7 +197,7 @@ def test_records_json_in_c_reads_memoryviews_of_a_real_segment() -> None:
                         continue
                     args = (payload, b.base_offset, b.first_timestamp, b.count, b.base_sequence)
                     for text in (None, "CreateTime"):
-                        got = native.records_json(*args, text)
+                        got = records_json(*args, text)
                         assert _same(got, py_records_json(*args, text))
                     batches += 1
                     del payload
@@ -219,17 +264,17 @@ def _message(rng: random.Random, i: int, topic: str, variant: str) -> object:
 def test_jsonl_block_in_c_matches_python(variant: str) -> None:
     from kctl.formatters.stream import TIMESTAMP_TYPES, py_jsonl_block
 
-    assert native is not None
+    assert jsonl_block is not None
     rng = random.Random(variant)
     taken = 0
     for _ in range(400):
         n = rng.choice([1, 2, 7])
         msgs = [_message(rng, i, "orders", variant) for i in range(n)]
         want = py_jsonl_block(msgs)
-        assert native.jsonl_block(msgs, TIMESTAMP_TYPES) == want, msgs
+        assert jsonl_block(msgs, TIMESTAMP_TYPES) == want, msgs
         taken += want is not None
     assert taken > (0 if variant == "odd" else 399)
-    assert native.jsonl_block([], TIMESTAMP_TYPES) is None
+    assert jsonl_block([], TIMESTAMP_TYPES) is None
 
 
 # ---- produce_chunk: produce's plain and keyed loop ------------------------------------------
@@ -257,7 +302,7 @@ def test_produce_chunk_in_c_calls_produce_as_the_python_loops_do() -> None:
     splitting key from value; an unterminated last piece left alone unless it is the end."""
     from kctl.produce.lines import split_lines
 
-    assert native is not None
+    assert produce_chunk is not None
     data = b"k1\tv1\nno separator\n\n\tempty key\nk\t\na\tb\tc\nk::v\nunfinished"
     end = data.rfind(b"\n") + 1
     ((lines, size),) = list(split_lines([data[:end]]))
@@ -268,7 +313,7 @@ def test_produce_chunk_in_c_calls_produce_as_the_python_loops_do() -> None:
             want.append(("t", v, k) if found else ("t", line))
         keyed = sum(len(c) == 3 for c in want)
         p = _Refusing({})
-        got = native.produce_chunk(p, "t", data, 0, end, sep, (BufferError,))
+        got = produce_chunk(p, "t", data, 0, end, sep, (BufferError,))
         assert p.calls == want
         assert got == (
             end,
@@ -277,21 +322,22 @@ def test_produce_chunk_in_c_calls_produce_as_the_python_loops_do() -> None:
             len(lines) - keyed if sep else 0,
         )
     p = _Refusing({})
-    got = native.produce_chunk(p, "t", data, end, len(data), b"\t", (BufferError,))
+    got = produce_chunk(p, "t", data, end, len(data), b"\t", (BufferError,))
     assert got == (len(data), 1, len(b"unfinished"), 1) and p.calls == [("t", b"unfinished")]
 
 
 @needs_native
 def test_produce_chunk_in_c_stops_at_a_refused_line_and_propagates_the_rest() -> None:
-    assert native is not None
+    assert produce_chunk is not None
     from confluent_kafka import KafkaException, Producer
 
     data = b"k1\tv1\nno separator\n\n\tempty key\n"
-    # A real client whose queue holds two records (nothing listens: they stay queued), so its
+    # A real client whose queue holds two records (no broker configured: they stay queued, and
+    # no connection errors join them in len(), as a refused port's did now and then), so its
     # third produce() raises BufferError (queue full).
-    producer = Producer({"bootstrap.servers": "127.0.0.1:1", "queue.buffering.max.messages": 2})
+    producer = Producer({"queue.buffering.max.messages": 2, "log_level": 0})
     catch = (BufferError, KafkaException)
-    stopped, records, nbytes, unkeyed = native.produce_chunk(
+    stopped, records, nbytes, unkeyed = produce_chunk(
         producer.produce, "t", data, 0, len(data), b"\t", catch
     )
     # Stopped at the empty third line: nothing of it handed over; counts of what went before.
@@ -302,11 +348,11 @@ def test_produce_chunk_in_c_stops_at_a_refused_line_and_propagates_the_rest() ->
     assert producer.flush(5) == 0  # the purged records reported, the client empty
     p = _Refusing({1: KeyError("boom")})
     with pytest.raises(KeyError):
-        native.produce_chunk(p, "t", data, 0, len(data), b"\t", (BufferError,))
+        produce_chunk(p, "t", data, 0, len(data), b"\t", (BufferError,))
     with pytest.raises(ValueError):
-        native.produce_chunk(p, "t", data, 5, len(data) + 1, None, (BufferError,))
+        produce_chunk(p, "t", data, 5, len(data) + 1, None, (BufferError,))
     with pytest.raises(TypeError):
-        native.produce_chunk(p, "t", data, 0, len(data), b"", (BufferError,))
+        produce_chunk(p, "t", data, 0, len(data), b"", (BufferError,))
 
 
 @pytest.mark.broker

@@ -574,9 +574,10 @@ class Sender:
         self.nbytes = 0
         self.line_no = 0
         self.started = time.monotonic()
-        from kctl.runtime.native import load
+        from kctl.runtime import native
 
-        self.native = load()  # the plain and keyed shapes' loop in C (:meth:`_chunks`)
+        # The plain and keyed shapes' loop in C (:meth:`_chunks`), or None.
+        self.c_chunk = native.produce_chunk()
 
     def halt(self, ahead: int = 0) -> bool:
         """Stop handing records over: a signal, or nothing delivered for --timeout seconds.
@@ -646,7 +647,7 @@ class Sender:
     ) -> None:
         """Every line of every source, until the end or a signal."""
         loop = self._shape()
-        if self.native is not None and loop in (self.plain, self.keyed) and not self.opts.rate:
+        if self.c_chunk is not None and loop in (self.plain, self.keyed) and not self.opts.rate:
             self._chunks(sources, progress)
             return
         for _name, stream in sources:
@@ -703,8 +704,8 @@ class Sender:
         refuses (queue full, too large) goes through :meth:`send`, then the C loop goes on."""
         from confluent_kafka import KafkaException
 
-        assert self.native is not None
-        loop = self.native.produce_chunk
+        loop = self.c_chunk
+        assert loop is not None
         produce_, topic = self.producer.produce, self.opts.topic
         ksep = self.opts.key_separator
         catch = (BufferError, KafkaException)

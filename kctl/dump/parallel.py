@@ -96,9 +96,9 @@ def worker_count(size: int) -> int:
         except ValueError:
             return 0
         return n if n > 1 else 0
-    from kctl.runtime.native import load
+    from kctl.runtime import native
 
-    if load() is not None:
+    if native.records_json() is not None:
         return 0
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if not cpus or cpus < 2 or size < MIN_SIZE:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from kctl.runtime import native
+
 # Zigzag varints of one byte (b < 0x80) and of two bytes (index: first | second << 8).
 _ZZ1 = [(b >> 1) ^ -(b & 1) for b in range(128)]
 _ZZ2 = [0] * 32768
@@ -209,12 +211,8 @@ def py_records_json(
     return (template % tuple(flat))[:-1], offsets
 
 
-def _records_json() -> Callable[..., tuple[str, Sequence[int]] | None]:
-    from kctl.runtime.native import load
-
-    native = load()
-    return py_records_json if native is None else native.records_json
-
-
-# The C loop when kctl._native is built (the same text 20-30x faster), else the Python one.
-records_json = _records_json()
+# The C loop when kctl.runtime.native chooses it (the same text 20-30x faster), else the Python
+# one.
+records_json: Callable[..., tuple[str, Sequence[int]] | None] = (
+    native.records_json() or py_records_json
+)

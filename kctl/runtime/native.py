@@ -3,6 +3,16 @@
 equivalent of a pure Python function that stays beside it as the reference (tests compare the
 two) and as the fallback where the extension was not built (no C compiler at install).
 
+The one place that decides whether kctl runs them (:func:`load`): every hot loop asks here for
+its C function the same way — :func:`records_json`, :func:`jsonl_block`, :func:`produce_chunk`
+— and runs its Python twin when the answer is None. Nothing else in kctl imports
+:mod:`kctl._native` or reads ``KCTL_NATIVE``. The twins live with their callers (this is the
+ground floor):
+
+- ``records_json``: :func:`kctl.logfmt.fast.py_records_json`
+- ``jsonl_block``: :func:`kctl.formatters.stream.py_jsonl_block`
+- ``produce_chunk``: the plain and keyed loops of :class:`kctl.broker.produce.Sender`
+
 ``KCTL_NATIVE=0`` in the environment makes kctl run the pure Python functions.
 """
 
@@ -10,7 +20,9 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Sequence
 from types import ModuleType
+from typing import Any
 
 
 @functools.cache
@@ -24,3 +36,24 @@ def load() -> ModuleType | None:
     except ImportError:
         return None
     return _native
+
+
+def records_json() -> Callable[..., tuple[str, Sequence[int]] | None] | None:
+    """``records_json(data, base_offset, first_ts, count, base_seq, text=None)`` in C (the deep
+    dump's fast path), or None: run :func:`kctl.logfmt.fast.py_records_json`."""
+    ext = load()
+    return None if ext is None else ext.records_json
+
+
+def jsonl_block() -> Callable[[list[Any], tuple[str | None, ...]], bytes | None] | None:
+    """``jsonl_block(msgs, timestamp_types)`` in C (``consume -o jsonl``), or None: run
+    :func:`kctl.formatters.stream.py_jsonl_block`."""
+    ext = load()
+    return None if ext is None else ext.jsonl_block
+
+
+def produce_chunk() -> Callable[..., tuple[int, int, int, int]] | None:
+    """``produce_chunk(produce, topic, data, start, end, sep, catch)`` in C (``produce``'s plain
+    and keyed lines), or None: run the Python loops of :class:`kctl.broker.produce.Sender`."""
+    ext = load()
+    return None if ext is None else ext.produce_chunk
