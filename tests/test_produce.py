@@ -171,6 +171,22 @@ def test_acks_linger_batch_size_and_rate_options_are_applied(kctl, new_topic, bo
     assert len(read_all(bootstrap, topic)) == 20
 
 
+def test_acks_0_delivers_without_offsets_and_says_so(kctl, new_topic, bootstrap):
+    """With --acks 0 the broker answers nothing: the records are counted delivered, their
+    offsets are unknown (null), never a crash."""
+    import json
+
+    topic = new_topic(partitions=1)
+    r = kctl("produce", topic, "--acks", "0", "-o", "json", input="a\nb\nc\n")
+    assert r.code == 0, r
+    assert summary_counts(r.stderr) == (3, 0)
+    rows = json.loads(r.stdout)["partitions"]
+    assert [(p["delivered"], p["first_offset"], p["last_offset"]) for p in rows] == [
+        (3, None, None)
+    ]
+    assert len(read_all(bootstrap, topic)) == 3
+
+
 def test_a_refused_record_fails_the_run_and_names_the_first_error(kctl, new_topic, bootstrap):
     topic = new_topic(partitions=1)
     text = "small\n" + "x" * 5000 + "\nsmall-too\n"

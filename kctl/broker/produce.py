@@ -24,6 +24,7 @@ from kctl.produce.lines import (
     read_chunks,
     split_lines,
 )
+from kctl.produce.options import ProduceOptions
 from kctl.runtime.signals import SignalTrap
 
 POLL_EVERY = 4096
@@ -32,28 +33,6 @@ T = TypeVar("T")
 # default; fewer, larger requests cost both the client and the broker less CPU per record.
 # The end of input and a signal flush at once, whatever the linger.
 LINGER_MS = 50
-
-
-@dataclass
-class ProduceOptions:
-    topic: str
-    partition: int | None = None
-    partitioner: str = "murmur2_random"
-    headers: list[tuple[str, bytes]] = field(default_factory=list)
-    compression: str = "none"
-    acks: str = "all"
-    idempotence: bool = True
-    linger_ms: int | None = None
-    batch_size: int | None = None
-    rate: float | None = None
-    transactional_id: str | None = None
-    key_separator: bytes | None = None
-    null_marker: bytes | None = None
-    jsonl: bool = False
-    # Delivery reports for acknowledged records too (their partition and offset, for the
-    # summary's per-partition rows); False: librdkafka reports failures only (much less
-    # Python per record), and the totals stay exact (delivered = handed over - failed - unknown).
-    offsets: bool = True
 
 
 # Delivery report errors that mean the record is not on the broker: the client refused it or
@@ -315,6 +294,8 @@ class _Tally:
     def __call__(self, err: Any, msg: Any) -> None:
         if err is None:
             offset = msg.offset()
+            if offset is None:  # acks=0: the broker answers nothing, so no offset is known
+                offset = -1
             span = self.spans.get(msg.partition())
             if span is None:
                 self.spans[msg.partition()] = [1, offset, offset]

@@ -136,7 +136,6 @@ def produce(
     format: delivered, failed (not on the broker) and unknown (may be on the broker). Exit 1 if
     any record failed or is unknown, or delivery stalled for --timeout seconds; 130 if
     interrupted."""
-    from kctl.broker.produce import ProduceOptions
     from kctl.broker.produce import produce as run
     from kctl.produce import options, summary
 
@@ -192,7 +191,7 @@ def produce(
 
         result = run(
             conn,
-            ProduceOptions(**opts.sending()),
+            opts.sending(),
             streams,
             single=opts.single,
             progress=bar,

@@ -5,7 +5,6 @@ broker; every refusal is a :class:`~kctl.errors.UsageError` (exit 2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 from kctl.errors import UsageError
 from kctl.produce.lines import Record
@@ -17,10 +16,9 @@ FORMATS = ("lines", "jsonl")
 
 
 @dataclass(frozen=True)
-class Options:
-    """What to send and how, checked. The fields up to ``offsets`` are those of
-    :class:`kctl.broker.produce.ProduceOptions` (:meth:`sending` hands them over); ``files`` are
-    the input files (none: stdin) and ``single`` the one record of ``--key``/``--value``."""
+class ProduceOptions:
+    """What the sender (:func:`kctl.broker.produce.run`) is told: the topic, the producer's
+    settings and how input lines are split."""
 
     topic: str
     partition: int | None = None
@@ -36,16 +34,23 @@ class Options:
     key_separator: bytes | None = None
     null_marker: bytes | None = None
     jsonl: bool = False
+    # Delivery reports for acknowledged records too (their partition and offset, for the
+    # summary's per-partition rows); False: librdkafka reports failures only (much less
+    # Python per record), and the totals stay exact (delivered = handed over - failed - unknown).
     offsets: bool = True
+
+
+@dataclass(frozen=True)
+class Options(ProduceOptions):
+    """What to send and how, checked: the sender's :class:`ProduceOptions` (:meth:`sending`),
+    the input files (none: stdin) and ``single``, the one record of ``--key``/``--value``."""
+
     files: tuple[str, ...] = ()
     single: Record | None = None
 
-    def sending(self) -> dict[str, Any]:
-        """The keyword arguments of :class:`kctl.broker.produce.ProduceOptions`."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_SENDING}
-
-
-_NOT_SENDING = frozenset({"files", "single"})
+    def sending(self) -> ProduceOptions:
+        """The sender's part of these options."""
+        return ProduceOptions(**{f.name: getattr(self, f.name) for f in fields(ProduceOptions)})
 
 
 def unescape(text: str | None, option: str = "value") -> bytes | None:
