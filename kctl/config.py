@@ -136,13 +136,9 @@ def resolve_secret(value: str | None, where: str) -> str | None:
             raise ConfigError(f"environment variable {var} is not set", f"referenced by {where}")
         return os.environ[var]
     if value.startswith("file:"):
-        path = Path(value[5:]).expanduser()
-        try:
-            return path.read_text().strip()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read secret file {path}", f"{where}: {exc.strerror}"
-            ) from exc
+        from kctl.inputs import SECRET, read_input
+
+        return read_input(value[5:], f"secret file of {where}", SECRET, error=ConfigError).strip()
     return value
 
 
@@ -330,9 +326,20 @@ def check_safe(path: Path) -> None:
             return  # a dangling link of ours: written through on save
         except OSError as exc:
             raise ConfigError(f"cannot read profile file {path}", exc.strerror) from exc
+        _check_regular(path, st)
         _check_stat(real, st, "profile file")
         return
+    _check_regular(path, lst)
     _check_stat(path, lst, "profile file")
+
+
+def _check_regular(path: Path, st: os.stat_result) -> None:
+    """A profile file that is a directory, a FIFO or a device is named as such (not judged
+    by its mode: /tmp is "a directory", not "unsafe, mode 1777")."""
+    if not stat.S_ISREG(st.st_mode):
+        from kctl.inputs import require_regular
+
+        require_regular(path, "profile file", ConfigError)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -416,10 +423,11 @@ def load(path: Path | None = None, *, must_exist: bool = False) -> ProfileFile:
         return ProfileFile(path=path)
     import yaml
 
+    from kctl.inputs import PROFILES, read_input
+
+    text = read_input(path, "profile file", PROFILES, error=ConfigError)
     try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read profile file {path}", exc.strerror) from exc
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "parse error"

@@ -432,25 +432,6 @@ def delete_records_json(text: str, source: str) -> dict[tuple[str, int], int]:
     return out
 
 
-def read_text(path: str, option: str) -> str:
-    """A text file an option names: unreadable is an error (exit 1), not UTF-8 a usage error
-    naming the option and the byte where decoding failed."""
-    from pathlib import Path
-
-    from kctl.errors import KctlError
-
-    try:
-        raw = Path(path).expanduser().read_bytes()
-    except OSError as exc:
-        raise KctlError(f"cannot read {option} {path}", exc.strerror or str(exc)) from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"{option} {path} is not UTF-8 text", f"undecodable byte at offset {exc.start}"
-        ) from None
-
-
 # -- how keys and values are shown ----------------------------------------------------------
 
 # One vocabulary for --key-format/--value-format in every command: "string" and "text" are the

@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, list[list[str]]]] = [
                 "kctl",  # the package's face (__version__)
                 "kctl.errors",
                 "kctl.parsing",
+                "kctl.inputs",  # the one reader of input files (docs/limits.md)
                 "kctl.config",
                 "kctl.environment",
                 "kctl.runtime.*",
@@ -70,6 +71,7 @@ PURE = [
     "kctl.produce.*",
     "kctl.dump.*",
     "kctl.parsing",
+    "kctl.inputs",
 ]
 # The analytics package is the lag pipeline written as Spark DataFrame functions: pyspark (and
 # pyarrow, Spark's columnar format) is what it is made of, but it talks to no broker.

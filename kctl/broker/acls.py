@@ -357,9 +357,9 @@ def read_file(path: Path) -> list[Binding]:
     """Bindings from a YAML or JSON list (``--from-file``); errors name the entry's line."""
     import yaml
 
-    from kctl.parsing import read_text
+    from kctl.inputs import ACL, read_input
 
-    text = read_text(str(path), "--from-file")
+    text = read_input(path, "--from-file", ACL)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         doc = yaml.safe_load(text)

@@ -15,7 +15,7 @@ from typing import Any
 
 from kctl import config
 from kctl.environment import Environment
-from kctl.errors import ConfigError, UsageError
+from kctl.errors import ConfigError
 from kctl.parsing import key_value
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
@@ -191,16 +191,11 @@ def resolve(s: Environment) -> Connection:
         for key, value in profile.client.items():
             conn.extra[key] = config.resolve_secret(value, f"{where} client.{key}") or ""
     if s.command_config:
+        from kctl.inputs import PROPERTIES, decode, read_bytes
+
         path = Path(s.command_config).expanduser()
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise ConfigError(f"cannot read --command-config {path}", exc.strerror) from exc
-        except UnicodeDecodeError as exc:
-            raise UsageError(
-                f"--command-config {path} is not UTF-8 text",
-                f"undecodable byte at offset {exc.start}",
-            ) from None
+        raw = read_bytes(path, "--command-config", PROPERTIES, error=ConfigError)
+        text = decode(raw, path, "--command-config")
         _apply_java_properties(conn, parse_properties(text, str(path)), str(path))
     if s.bootstrap_servers:
         conn.bootstrap_servers = s.bootstrap_servers

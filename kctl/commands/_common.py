@@ -132,14 +132,7 @@ def read_hidden(prompt: str, option: str = "--sasl-password") -> str:
 
 def secret_from_file(path: str, option: str = "--sasl-password-file") -> str:
     """A secret kept in a file: its text without the final line break."""
-    from pathlib import Path
-
     from kctl.errors import ConfigError
+    from kctl.inputs import SECRET, read_input
 
-    try:
-        text = Path(path).expanduser().read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {option} {path}", exc.strerror) from exc
-    except UnicodeDecodeError:
-        raise ConfigError(f"cannot read {option} {path}", "not UTF-8 text") from None
-    return text.rstrip("\r\n")
+    return read_input(path, option, SECRET, error=ConfigError).rstrip("\r\n")

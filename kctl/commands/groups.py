@@ -271,9 +271,9 @@ def reset_offsets(
     Targets are clamped between the log start and end offsets (each clamp is shown); a group
     with active members is refused. A share group gets new start offsets
     (AlterShareGroupOffsets)."""
-    from kctl import parsing as P
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
+    from kctl.inputs import OFFSETS, read_input
     from kctl.lag import rules as R
     from kctl.lag.arithmetic import export_csv
 
@@ -283,7 +283,7 @@ def reset_offsets(
     request = R.reset_request(
         one_name(group, group_option, "group"), given, topic=topic, all_topics=all_topics,
         dry_run=dry_run, execute=execute, now_s=time.time(),
-        read=lambda path: P.read_text(path, "--from-file"),
+        read=lambda path: read_input(path, "--from-file", OFFSETS),
     )  # fmt: skip
     admin = Admin(connection(ctx))
     plan = G.plan_reset_offsets(admin, request)

@@ -51,7 +51,9 @@ def delete(
         raise UsageError("give TOPIC with --before, or --offsets-json FILE")
     # Everything typed is checked before anything is sent.
     if offsets_json is not None:
-        text = parsing.read_text(offsets_json, "--offsets-json")
+        from kctl.inputs import OFFSETS, read_input
+
+        text = read_input(offsets_json, "--offsets-json", OFFSETS)
         plan = parsing.delete_records_json(text, offsets_json)
     else:
         everywhere, per = parsing.before_offsets(before)

@@ -22,13 +22,11 @@ def load_snapshot(path: Path) -> Any:
     """A snapshot file as ``kctl cluster snapshot -o json`` wrote it."""
     import orjson
 
-    from kctl.errors import KctlError, UsageError
+    from kctl.errors import UsageError
+    from kctl.inputs import SNAPSHOT, read_bytes
     from kctl.replicas.model import ClusterSnapshot, SnapshotFormatError
 
-    try:
-        raw = path.read_bytes() if str(path) != "-" else __import__("sys").stdin.buffer.read()
-    except OSError as exc:
-        raise KctlError(f"cannot read snapshot {path}", exc.strerror) from exc
+    raw = read_bytes(path, "--snapshot", SNAPSHOT, stdin_dash=True)
     try:
         return ClusterSnapshot.from_dict(orjson.loads(raw))
     except orjson.JSONDecodeError as exc:

@@ -41,8 +41,9 @@ def dump(paths: Iterable[Path], opts: DumpOptions) -> Iterator[Any]:
 
 
 def _read_file(path: Path, opts: DumpOptions, payload: Any) -> Generator[Any, None, int]:
-    from kctl.dump.files import detect_type
+    from kctl.dump.files import check_input, detect_type
 
+    check_input(path)
     kind = opts.file_type or detect_type(path)
     if kind is None:
         # Kafka's tool prints "Ignoring unknown file" and exits 0; a file named on the command

@@ -57,6 +57,15 @@ def base_offset_of(path: Path) -> int:
     return int(stem) if stem.isdigit() else 0
 
 
+def check_input(path: Path) -> None:
+    """A file named to dump-segment must be a regular file (a directory is walked as a log
+    dir by the caller): a FIFO or a device such as /dev/zero is refused before it is opened,
+    with no size cap (segments are mapped or read in chunks, never whole)."""
+    from kctl.inputs import require_regular
+
+    require_regular(path, "")
+
+
 @contextmanager
 def mapped(path: Path) -> Iterator[Any]:
     """The file's bytes, memory-mapped read-only (bytes for an empty file)."""

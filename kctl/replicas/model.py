@@ -8,8 +8,9 @@ The field names are a contract (docs/replicas.md): fields are only ever added.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, TypeVar
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from types import UnionType
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 T = TypeVar("T")
 
@@ -21,12 +22,85 @@ class SnapshotFormatError(ValueError):
     """The document is not a kctl cluster snapshot this version can read."""
 
 
-def _build(cls: type[T], data: Any, **nested: Any) -> T:
-    """``cls`` from a dict, ignoring fields a later kctl added (fields are only ever added)."""
+def _kind(value: Any) -> str:
+    shown = repr(value) if isinstance(value, (str, int, float, bool)) or value is None else ""
+    names: dict[type, str] = {dict: "an object", list: "a list"}
+    name = names.get(type(value), type(value).__name__)
+    return f"{name} {shown}".strip() if len(shown) <= 40 else name
+
+
+def _check(value: Any, hint: Any, where: str) -> Any:
+    """``value`` when it has the JSON shape of the type ``hint`` (int, str, bool, None, lists
+    and unions of them), else a SnapshotFormatError naming ``where`` in the document."""
+    origin = get_origin(hint)
+    if origin in (Union, UnionType):
+        if value is None and type(None) in get_args(hint):
+            return None
+        others = [o for o in get_args(hint) if o is not type(None)]
+        if len(others) == 1:  # X | None: what X expects, said precisely
+            return _check(value, others[0], where)
+        for option in get_args(hint):
+            try:
+                return _check(value, option, where)
+            except SnapshotFormatError:
+                pass
+        names = " or ".join(_TYPE_NAMES.get(o, str(o)) for o in get_args(hint))
+        raise SnapshotFormatError(f"{where}: expected {names}, got {_kind(value)}")
+    if origin is list:
+        if not isinstance(value, list):
+            raise SnapshotFormatError(f"{where}: expected a list, got {_kind(value)}")
+        (item,) = get_args(hint)
+        return [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    ok = (
+        value is None
+        if hint is type(None)
+        else isinstance(value, int) and not isinstance(value, bool)
+        if hint is int
+        else isinstance(value, hint)
+    )
+    if not ok:
+        raise SnapshotFormatError(
+            f"{where}: expected {_TYPE_NAMES.get(hint, str(hint))}, got {_kind(value)}"
+        )
+    return value
+
+
+_TYPE_NAMES: dict[Any, str] = {
+    int: "an integer",
+    str: "a string",
+    bool: "true or false",
+    type(None): "null",
+}
+
+
+def _build(cls: type[T], data: Any, where: str, **nested: Any) -> T:
+    """``cls`` from a dict, each field checked against its type (:func:`_check`); fields a
+    later kctl added are ignored (fields are only ever added); ``where``: its place in the
+    document, for the errors."""
     if not isinstance(data, dict):
-        raise TypeError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
-    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in data.items() if k in known}, **nested)
+        raise SnapshotFormatError(f"{where}: expected an object, got {_kind(data)}")
+    hints = get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in nested:
+            continue
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise SnapshotFormatError(f"{where}: no {f.name!r}")
+            continue
+        values[f.name] = _check(data[f.name], hints[f.name], f"{where}.{f.name}")
+    return cls(**values, **nested)
+
+
+def _list(doc: dict[str, Any], name: str, where: str, required: bool = True) -> list[Any]:
+    value = doc.get(name)
+    if value is None and not required:
+        return []
+    if name not in doc:
+        raise SnapshotFormatError(f"{where}: no {name!r}")
+    if not isinstance(value, list):
+        raise SnapshotFormatError(f"{where}.{name}: expected a list, got {_kind(value)}")
+    return value
 
 
 @dataclass
@@ -117,37 +191,46 @@ class ClusterSnapshot:
         version = doc.get("version")
         if not isinstance(version, int) or version > SNAPSHOT_VERSION:
             raise SnapshotFormatError(f"snapshot version {version!r} is newer than this kctl reads")
-        try:
-            return cls(
-                taken_at_ms=int(doc["taken_at_ms"]),
-                cluster_id=doc.get("cluster_id"),
-                controller_id=doc.get("controller_id"),
-                brokers=[_build(BrokerInfo, b) for b in doc["brokers"]],
-                topics=[
-                    _build(
-                        TopicInfo,
-                        {k: v for k, v in t.items() if k != "partitions"},
-                        partitions=[_build(PartitionInfo, p) for p in t["partitions"]],
-                    )
-                    for t in doc["topics"]
-                ],
-                default_min_insync_replicas=doc.get("default_min_insync_replicas"),
-                default_replication_factor=doc.get("default_replication_factor"),
-                log_dirs=[
-                    _build(
-                        LogDirInfo,
-                        {k: v for k, v in d.items() if k != "replicas"},
-                        replicas=[_build(ReplicaDir, r) for r in d.get("replicas") or []],
-                    )
-                    for d in doc.get("log_dirs") or []
-                ],
-                log_dirs_unsupported=list(doc.get("log_dirs_unsupported") or []),
-                bootstrap=doc.get("bootstrap"),
-                fenced_brokers=(
-                    None
-                    if doc.get("fenced_brokers") is None
-                    else [int(b) for b in doc["fenced_brokers"]]
-                ),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SnapshotFormatError(f"malformed snapshot: {type(exc).__name__}: {exc}") from exc
+        where = "snapshot"
+        return _build(
+            cls,
+            doc,
+            where,
+            brokers=[
+                _build(BrokerInfo, b, f"brokers[{i}]")
+                for i, b in enumerate(_list(doc, "brokers", where))
+            ],
+            topics=[
+                _build(
+                    TopicInfo,
+                    t,
+                    f"topics[{i}]",
+                    partitions=[
+                        _build(PartitionInfo, p, f"topics[{i}].partitions[{j}]")
+                        for j, p in enumerate(_list(t, "partitions", f"topics[{i}]"))
+                    ],
+                )
+                for i, t in enumerate(_objects(doc, "topics", where))
+            ],
+            log_dirs=[
+                _build(
+                    LogDirInfo,
+                    d,
+                    f"log_dirs[{i}]",
+                    replicas=[
+                        _build(ReplicaDir, r, f"log_dirs[{i}].replicas[{j}]")
+                        for j, r in enumerate(_list(d, "replicas", f"log_dirs[{i}]", False))
+                    ],
+                )
+                for i, d in enumerate(_objects(doc, "log_dirs", where, False))
+            ],
+        )
+
+
+def _objects(doc: dict[str, Any], name: str, where: str, required: bool = True) -> list[Any]:
+    """The list ``doc[name]`` whose items must be objects (checked before their own fields)."""
+    items = _list(doc, name, where, required)
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise SnapshotFormatError(f"{name}[{i}]: expected an object, got {_kind(item)}")
+    return items

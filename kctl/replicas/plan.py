@@ -82,16 +82,16 @@ def parse_plan(doc: Any) -> Assignment:
 
 
 def read_json(path: Path, what: str) -> Any:
-    """The JSON document in ``path``; ``what`` names it in the errors (unreadable: exit 1,
-    not JSON: exit 2)."""
+    """The JSON document in ``path`` (at most 64 MiB, :data:`kctl.inputs.PLAN`); ``what``
+    names it in the errors (unreadable or not a regular file: exit 1, too large or not JSON:
+    exit 2)."""
     import orjson
 
+    from kctl.inputs import PLAN, decode, read_bytes
+
+    text = decode(read_bytes(path, what, PLAN), path, what)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise KctlError(f"cannot read {what} {path}", exc.strerror) from exc
-    try:
-        return orjson.loads(raw)
+        return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise UsageError(f"{what} {path} is not JSON", str(exc)) from exc
 
