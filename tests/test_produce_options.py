@@ -47,6 +47,11 @@ from kctl.produce.options import Options, check, unescape
         ),
         ({"rate": 0.0}, "--rate must be above 0"),
         ({"partition": -1}, "--partition must be >= 0"),
+        ({"partition": 2**31}, "--partition 2147483648 is out of range (0..2147483647)"),
+        ({"linger_ms": -1}, "--linger-ms -1 is out of range (0..900000, librdkafka's linger.ms)"),
+        ({"linger_ms": 900_001}, "--linger-ms 900001 is out of range (0..900000"),
+        ({"batch_size": 0}, "--batch-size 0 is out of range (1..2147483647, librdkafka's batch"),
+        ({"batch_size": 2**63}, "--batch-size 9223372036854775808 is out of range (1..2147483647"),
         ({"key_separator": ""}, "--key-separator must not be empty"),
         (
             {"key_separator": "\\x"},
@@ -152,3 +157,31 @@ def test_sending_carries_exactly_the_fields_of_the_senders_produce_options():
         "files",
         "single",
     }
+
+
+def test_the_ends_of_each_integer_range_are_accepted():
+    low = check("t", partition=0, linger_ms=0, batch_size=1)
+    high = check("t", partition=2**31 - 1, linger_ms=900_000, batch_size=2**31 - 1)
+    assert (low.linger_ms, low.batch_size, high.linger_ms, high.batch_size) == (
+        0, 1, 900_000, 2**31 - 1,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--linger-ms", "-1"], "kctl: error: --linger-ms -1 is out of range (0..900000"),
+        (["--batch-size", "0"], "kctl: error: --batch-size 0 is out of range (1..2147483647"),
+        (["--batch-size", "9223372036854775808"], "--batch-size"),
+    ],
+)
+def test_an_option_out_of_range_is_a_usage_error_before_anything_is_sent(args, message):
+    # Nothing listens on the bootstrap address: the refusal comes before any connection.
+    from conftest import kctl_environment, run_kctl
+
+    env = kctl_environment(KCTL_BOOTSTRAP_SERVERS="127.0.0.1:1")
+    r = run_kctl(env, "produce", "t", *args, input="a\n", timeout=60)
+    assert r.code == 2 and r.stdout == "", r
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("kctl: error:") and message in line, r
+    assert "value -1" not in line

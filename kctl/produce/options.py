@@ -13,6 +13,14 @@ PARTITIONERS = ("murmur2_random", "consistent_random", "random", "murmur2", "con
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 ACKS = ("0", "1", "all", "-1")
 FORMATS = ("lines", "jsonl")
+# The integer options' ranges, librdkafka's for the property each sets (an out-of-range value
+# there is refused only when the producer is built, and a value past int32 wraps: 2^63 was
+# reported as -1); --partition is an int32.
+RANGES: dict[str, tuple[int, int, str | None]] = {
+    "--partition": (0, 2**31 - 1, None),
+    "--linger-ms": (0, 900_000, "linger.ms"),
+    "--batch-size": (1, 2**31 - 1, "batch.size"),
+}
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,12 @@ def check(
         raise UsageError("--rate must be above 0")
     if partition is not None and partition < 0:
         raise UsageError("--partition must be >= 0")
+    for option, number in (
+        ("--partition", partition),
+        ("--linger-ms", linger_ms),
+        ("--batch-size", batch_size),
+    ):
+        in_range(option, number)
     if key_separator == "":
         raise UsageError("--key-separator must not be empty")
     pairs = headers(header)
@@ -143,6 +157,17 @@ def check(
         files=tuple(files),
         single=record,
     )
+
+
+def in_range(option: str, value: int | None) -> None:
+    """A usage error naming ``option`` and its range (:data:`RANGES`) when ``value`` is
+    outside it; None (not given) passes."""
+    if value is None:
+        return
+    lo, hi, prop = RANGES[option]
+    if not lo <= value <= hi:
+        why = f"{lo}..{hi}" + (f", librdkafka's {prop}" if prop else "")
+        raise UsageError(f"{option} {value} is out of range", why)
 
 
 def headers(items: list[str] | tuple[str, ...]) -> list[tuple[str, bytes]]:
