@@ -118,3 +118,31 @@ def test_cli_rejects_one_dir_and_non_partition_dirs(offline_kctl, tmp_path):
     assert r.code == 2 and "at least two" in r.stderr
     r = offline_kctl("replicas", "compare", str(META), str(tmp_path))
     assert r.code == 1 and r.stderr.startswith("kctl: error:") and "no segment" in r.stderr
+
+
+def test_directories_whose_log_files_are_not_segments_are_not_partition_directories(
+    offline_kctl, tmp_path
+):
+    # /tmp-like: *.log files that are no Kafka segment (were compared as corrupt replicas).
+    for name in ("x", "y"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "build.log").write_text("make: *** [all] Error 1\n")
+        (tmp_path / name / "0.log").write_text("not twenty digits\n")
+    x, y = tmp_path / "x", tmp_path / "y"
+    r = offline_kctl("replicas", "compare", str(x), str(y))
+    assert r.code == 1 and r.stdout == "", r
+    assert r.stderr.strip().splitlines() == [
+        f"kctl: error: {x} is not a partition directory "
+        "(no segment file named like 00000000000000000000.log)"
+    ], r
+    good = copy(tmp_path, "b1", LOGS / "foo-0")
+    r = offline_kctl("replicas", "compare", str(good), str(y))
+    assert r.code == 1 and r.stdout == "" and f"{y} is not a partition directory" in r.stderr, r
+    r = offline_kctl("replicas", "compare", str(good), str(tmp_path / "absent"))
+    assert r.code == 1 and "no directory" in r.stderr and r.stdout == "", r
+    # A real partition directory with a stray log file beside its segments compares as before.
+    (good / "kafka-server.log").write_text("INFO started\n")
+    other = copy(tmp_path, "b2", LOGS / "foo-0")
+    r = offline_kctl("replicas", "compare", str(good), str(other), "-o", "json")
+    assert r.code == 0, r
+    assert [x["status"] for x in json.loads(r.stdout)["replicas"]] == ["reference", "identical"]

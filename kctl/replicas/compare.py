@@ -10,10 +10,12 @@ have diverged at that batch's base offset.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kctl.errors import KctlError, NotFoundError
 from kctl.logfmt import batch as B
 
 # Status of one replica against the reference, most telling first.
@@ -136,12 +138,37 @@ def batch_keys(
     return keys, problems
 
 
+# A segment as Kafka names it: its base offset in 20 digits (other *.log files are not ours).
+_SEGMENT = re.compile(r"^\d{20}\.log$")
+
+
+def segment_files(path: Path) -> list[Path]:
+    """The segments of a partition directory, in base-offset order."""
+    from kctl.dump.files import base_offset_of
+
+    found = [p for p in path.iterdir() if _SEGMENT.match(p.name) and p.is_file()]
+    return sorted(found, key=base_offset_of)
+
+
 def read_partition_dir(path: Path, name: str | None = None) -> ReplicaLog:
-    """Every segment of a partition directory, in base-offset order."""
+    """Every segment of a partition directory, in base-offset order. A path that is no
+    directory, or a directory without a segment (``/tmp``, whose ``*.log`` files are not
+    Kafka's), is an error naming it: comparing it would report garbage as corrupt replicas."""
     from kctl.dump.files import base_offset_of, mapped
 
+    if not path.is_dir():
+        raise NotFoundError(f"no directory {path}")
+    try:
+        segments = segment_files(path)
+    except OSError as exc:
+        raise KctlError(f"cannot read {path}", exc.strerror or str(exc)) from None
+    if not segments:
+        raise KctlError(
+            f"{path} is not a partition directory",
+            "no segment file named like 00000000000000000000.log",
+        )
     log = ReplicaLog(name or str(path))
-    for seg in sorted(path.glob("*.log"), key=base_offset_of):
+    for seg in segments:
         base = base_offset_of(seg)
         log.segments.append(base)
         log.bytes += seg.stat().st_size
