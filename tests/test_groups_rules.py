@@ -48,6 +48,27 @@ def test_groups_are_named_or_all_never_both_nor_neither_unless_all_is_the_defaul
         R.lists_every_group([], False)
 
 
+def test_group_states_are_kafkas_in_any_case_and_an_unknown_one_is_a_usage_error():
+    assert R.group_states(["stable", "EMPTY", "NotReady"]) == ["stable", "EMPTY", "NotReady"]
+    assert R.group_states([]) == []
+    with pytest.raises(UsageError) as info:
+        R.group_states(["Stable", "Bogus"])
+    assert info.value.exit_code == EXIT_USAGE
+    assert info.value.line() == (
+        "unknown group state 'Bogus' (expected Stable, Empty, PreparingRebalance, "
+        "CompletingRebalance, Assigning, Reconciling, NotReady, Dead, Unknown)"
+    )
+
+
+def test_groups_list_with_an_unknown_state_exits_2_before_asking_the_cluster():
+    from conftest import kctl_environment, run_kctl
+
+    env = kctl_environment(KCTL_BOOTSTRAP_SERVERS="127.0.0.1:1")  # nothing listens there
+    r = run_kctl(env, "groups", "list", "--state", "Bogus")
+    assert r.code == 2 and r.stdout == "", r
+    assert r.stderr.startswith("kctl: error: unknown group state 'Bogus' (expected Stable, "), r
+
+
 def test_group_types_are_kafkas_in_any_case():
     assert R.group_types(["Share", "classic"]) == {"share", "classic"}
     assert R.group_types([]) == set()

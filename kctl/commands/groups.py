@@ -62,8 +62,9 @@ def list_(
     from kctl.lag import rules as R
 
     types = R.group_types(type_)
+    states = R.group_states(state)
     listed, described = G.list_described(Admin(connection(ctx)), types)
-    _show(ctx, R.list_table(listed, described, state))
+    _show(ctx, R.list_table(listed, described, states))
 
 
 @app.command(

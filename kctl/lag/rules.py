@@ -59,6 +59,28 @@ def group_types(types: list[str]) -> set[str]:
     return wanted
 
 
+# The states Kafka's groups report (GroupState): classic groups PreparingRebalance,
+# CompletingRebalance, Stable, Empty, Dead; consumer and streams groups (KIP-848, KIP-1071)
+# Assigning, Reconciling and streams' NotReady too; Unknown when the broker cannot say.
+GROUP_STATES = (
+    "Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling",
+    "NotReady", "Dead", "Unknown",
+)  # fmt: skip
+
+
+def group_states(states: list[str]) -> list[str]:
+    """``--state`` values in any case; a usage error for one Kafka does not have (it would
+    select nothing, silently)."""
+    known = {s.lower() for s in GROUP_STATES}
+    bad = [s for s in states if s.lower() not in known]
+    if bad:
+        raise UsageError(
+            f"unknown group state {', '.join(repr(s) for s in bad)}",
+            f"expected {', '.join(GROUP_STATES)}",
+        )
+    return states
+
+
 def unknown_suspects(groups: dict[str, Group], committed: dict[str, dict[TP, int]]) -> list[str]:
     """Groups that may not exist: no members, no committed offsets, state Dead, Empty or
     Unknown (a share group is known: ShareGroupDescribe knew it, and it commits no offsets)."""
