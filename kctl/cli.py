@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from kctl import __version__
+from kctl import __version__, arguments
 from kctl.commands import _complete
 from kctl.errors import (
     EXIT_FAILED,
@@ -377,7 +377,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         completing = any(k.endswith("_COMPLETE") and k.startswith("_KCTL") for k in os.environ)
         register(None if completing else invoked(args) or "")
-        result = app(args=args, prog_name="kctl", standalone_mode=False)
+        # The click command tree, every parameter checked as it is converted (kctl.arguments):
+        # text is UTF-8 within Kafka's string limit, numbers within their wire type, paths as
+        # the file system has them. Then run as app(...) would.
+        command = arguments.install(typer.main.get_command(app))
+        result = command.main(args=args, prog_name="kctl", standalone_mode=False)
         code = result if isinstance(result, int) else 0
         if code == EXIT_INTERRUPTED:  # Typer answers ^C (KeyboardInterrupt) with exit 130
             _end_line_after_interrupt()

@@ -255,15 +255,31 @@ def time_ms(text: str, option: str = "time") -> int:
 
 # -- numbers ------------------------------------------------------------------------------------
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+# The widths Kafka's protocol gives integers (epochs int16; partitions, node ids and most sizes
+# int32; offsets, producer ids and times int64).
+INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def number_text(value: float) -> str:
+    """Integers as integers (2147483647, not 2.14748e+09); other numbers in their shortest exact
+    form (0.01, nan)."""
+    if isinstance(value, int):
+        return str(value)
+    if value == value and value not in (float("inf"), float("-inf")) and value.is_integer():
+        return str(int(value))
+    return repr(value)
 
 
 def in_range(value: float, option: str, lo: float, hi: float) -> float:
     """``value`` if it is a finite number in [lo, hi]; else a usage error naming the option and
     the range (NaN and infinities included: ``--rate nan`` must not run forever)."""
     if value != value or value in (float("inf"), float("-inf")) or not lo <= value <= hi:
-        raise UsageError(f"{option} {value!r} is out of range", f"{lo:g}..{hi:g}")
+        raise UsageError(
+            f"{option} {number_text(value)} is out of range",
+            f"{number_text(lo)}..{number_text(hi)}",
+        )
     return value
 
 

@@ -54,6 +54,7 @@ LAYERS: list[tuple[str, list[list[str]]]] = [
                 "kctl.errors",
                 "kctl.parsing",
                 "kctl.inputs",  # the one reader of input files (docs/limits.md)
+                "kctl.arguments",  # the command line's boundary: text, paths, number widths
                 "kctl.config",
                 "kctl.environment",
                 "kctl.runtime.*",

@@ -7,6 +7,7 @@ import typer
 from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT32_MAX
 
 app = typer.Typer(
     help="Cluster id, controller, brokers; API versions per broker.", no_args_is_help=True
@@ -145,7 +146,11 @@ def snapshot(
 def log_dirs(
     ctx: typer.Context,
     brokers: list[int] = typer.Option(
-        [], "--broker", help="Only this broker (repeatable; default: every broker)."
+        [],
+        "--broker",
+        min=0,
+        max=INT32_MAX,
+        help="Only this broker (repeatable; default: every broker).",
     ),
     topics: list[str] = typer.Option(
         [],
@@ -243,7 +248,9 @@ def log_dirs(
 )
 def unregister(
     ctx: typer.Context,
-    broker: int = typer.Argument(..., min=0, help="The id of the broker to unregister."),
+    broker: int = typer.Argument(
+        ..., min=0, max=INT32_MAX, help="The id of the broker to unregister."
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     force: bool = typer.Option(
         False, "--force", help="Unregister even a live broker (it registers again)."

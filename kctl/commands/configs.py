@@ -10,6 +10,7 @@ import typer
 from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import entity_names, topic_names
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT32_MAX
 
 if TYPE_CHECKING:
     from kctl.broker.configs import Entity
@@ -20,7 +21,7 @@ app = typer.Typer(
 )
 
 TOPIC = typer.Option(None, "--topic", "-t", help="A topic.", autocompletion=topic_names)
-BROKER = typer.Option(None, "--broker", help="A broker id.")
+BROKER = typer.Option(None, "--broker", min=0, max=INT32_MAX, help="A broker id.")
 DEFAULTS = typer.Option(False, "--broker-defaults", help="The cluster-wide broker defaults.")
 # kafka-configs.sh's spelling of the same: --entity-type topics|brokers with --entity-name NAME
 # or --entity-default.
@@ -34,7 +35,11 @@ ENTITY_DEFAULT = typer.Option(
     False, "--entity-default", help="With --entity-type brokers: same as --broker-defaults."
 )
 BROKER_LOGGER = typer.Option(
-    None, "--broker-logger", help="A broker's log levels (dynamic; kafka.* logger names)."
+    None,
+    "--broker-logger",
+    min=0,
+    max=INT32_MAX,
+    help="A broker's log levels (dynamic; kafka.* logger names).",
 )
 GROUP = typer.Option(None, "--group", help="A consumer or share group's configs.")
 CLIENT_METRICS = typer.Option(

@@ -10,6 +10,7 @@ import typer
 from kctl.commands._common import connection, environment, example, note
 from kctl.commands._complete import group_names, topic_names
 from kctl.errors import EXIT_INTERRUPTED
+from kctl.parsing import INT32_MAX
 from kctl.runtime.signals import SignalTrap
 
 EPILOG = example(
@@ -52,7 +53,7 @@ def consume(
         "when kctl starts.",
     ),
     partition: list[int] = typer.Option(
-        [], "--partition", help="Only this partition (repeatable)."
+        [], "--partition", min=0, max=INT32_MAX, help="Only this partition (repeatable)."
     ),
     group: str | None = typer.Option(
         None,

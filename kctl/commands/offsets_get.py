@@ -9,6 +9,7 @@ import typer
 
 from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import topic_names
+from kctl.parsing import INT32_MAX
 
 EPILOG = example(
     "kctl offsets get orders",
@@ -28,7 +29,12 @@ def offsets_get(
         autocompletion=topic_names,
     ),
     partition: list[int] = typer.Option(
-        [], "--partition", "--partitions", help="Only this partition (repeatable)."
+        [],
+        "--partition",
+        "--partitions",
+        min=0,
+        max=INT32_MAX,
+        help="Only this partition (repeatable).",
     ),
     topic_partitions: str | None = typer.Option(
         None,

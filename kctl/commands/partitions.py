@@ -14,6 +14,7 @@ from kctl.commands._complete import topic_names
 from kctl.commands.partitions_reassign import EXECUTE_HELP, RESULT_COLUMNS, emit_results
 from kctl.commands.partitions_reassign import app as reassign_app
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT32_MAX
 
 app = typer.Typer(
     help="Elect leaders and reassign partitions: the plan first, --execute to act.",
@@ -97,7 +98,9 @@ def move_dir(
     targets: list[str] = typer.Argument(
         ..., help="TOPIC:PARTITION or TOPIC:P,P (one or more).", metavar="TOPIC:P[,P]..."
     ),
-    broker: int = typer.Option(..., "--broker", help="The broker whose replicas move."),
+    broker: int = typer.Option(
+        ..., "--broker", min=0, max=INT32_MAX, help="The broker whose replicas move."
+    ),
     to_dir: str = typer.Option(
         ..., "--to-dir", help="One of the broker's log dirs (see 'kctl cluster log-dirs')."
     ),

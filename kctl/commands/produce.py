@@ -74,7 +74,11 @@ def produce(
         autocompletion=topic_names,
     ),
     file: list[str] = typer.Option(
-        [], "--file", "-f", help="Read records from FILE (repeatable; default: stdin)."
+        [],
+        "--file",
+        "-f",
+        metavar="FILE",
+        help="Read records from FILE (repeatable; default: stdin).",
     ),
     input_format: str = typer.Option(
         "lines",

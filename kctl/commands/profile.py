@@ -166,6 +166,7 @@ def add(
     sasl_password_file: str | None = typer.Option(
         None,
         "--sasl-password-file",
+        metavar="FILE",
         help="Read the SASL password from this file (its content, the final newline removed).",
     ),
     ca_file: str | None = typer.Option(None, "--ca-file", help="PEM CA bundle."),
@@ -180,6 +181,7 @@ def add(
     key_password_file: str | None = typer.Option(
         None,
         "--key-password-file",
+        metavar="FILE",
         help="Read the client key's password from this file (the final newline removed).",
     ),
     no_verify_hostname: bool = typer.Option(

@@ -10,6 +10,7 @@ import typer
 
 from kctl.commands._common import confirm, connection, example, note, output_view
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT32_MAX
 
 if TYPE_CHECKING:
     from kctl.broker.quorum import QuorumState
@@ -117,7 +118,7 @@ def _listener(text: str) -> tuple[str, str, int]:
 )
 def add_controller(
     ctx: typer.Context,
-    node_id: int = typer.Argument(..., min=0, help="The controller's node.id."),
+    node_id: int = typer.Argument(..., min=0, max=INT32_MAX, help="The controller's node.id."),
     directory_id: str | None = typer.Option(
         None,
         "--directory-id",
@@ -169,7 +170,7 @@ def add_controller(
 )
 def remove_controller(
     ctx: typer.Context,
-    node_id: int = typer.Argument(..., min=0, help="The voter's node.id."),
+    node_id: int = typer.Argument(..., min=0, max=INT32_MAX, help="The voter's node.id."),
     directory_id: str | None = typer.Option(
         None,
         "--directory-id",

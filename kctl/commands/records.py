@@ -33,6 +33,7 @@ def delete(
         None,
         "--offsets-json",
         "--offset-json-file",
+        metavar="FILE",
         help="kafka-delete-records.sh's JSON file of partitions/offsets.",
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),

@@ -11,6 +11,7 @@ import typer
 from kctl.commands._common import connection, example, note, output_view
 from kctl.errors import EXIT_FINDINGS
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT16_MAX, INT32_MAX
 
 app = typer.Typer(
     help="Replica health in one report; replicas compared batch by batch, online and offline.",
@@ -58,6 +59,7 @@ def validate(
         None,
         "--min-rf",
         min=1,
+        max=INT16_MAX,
         help="Minimum replication factor (default: the cluster's default.replication.factor).",
     ),
     fail_on: str = typer.Option(
@@ -202,7 +204,11 @@ def verify(
         None, "--offset", min=0, help="Start here (default: each partition's earliest offset)."
     ),
     max_bytes: int = typer.Option(
-        1024 * 1024, "--max-bytes", min=1024, help="Bytes to fetch per replica and partition."
+        1024 * 1024,
+        "--max-bytes",
+        min=1024,
+        max=INT32_MAX,
+        help="Bytes to fetch per replica and partition.",
     ),
 ) -> None:
     """Fetch the same offsets from every replica of each partition (leader and followers, where

@@ -95,6 +95,7 @@ def create(
     hmac_file: str | None = typer.Option(
         None,
         "--hmac-file",
+        metavar="FILE",
         help="Write the HMAC (the token's secret) to this new file, mode 0600, instead of "
         "printing it.",
     ),
@@ -156,7 +157,9 @@ def renew(
     hmac: str | None = typer.Option(
         None, "--hmac", help="env:VAR or file:PATH ('-' or none: asked for, not echoed)."
     ),
-    hmac_file: str | None = typer.Option(None, "--hmac-file", help="Read the HMAC from a file."),
+    hmac_file: str | None = typer.Option(
+        None, "--hmac-file", metavar="FILE", help="Read the HMAC from a file."
+    ),
     period_ms: int = typer.Option(
         -1,
         "--renew-time-period",
@@ -187,7 +190,9 @@ def expire(
     hmac: str | None = typer.Option(
         None, "--hmac", help="env:VAR or file:PATH ('-' or none: asked for, not echoed)."
     ),
-    hmac_file: str | None = typer.Option(None, "--hmac-file", help="Read the HMAC from a file."),
+    hmac_file: str | None = typer.Option(
+        None, "--hmac-file", metavar="FILE", help="Read the HMAC from a file."
+    ),
     period_ms: int = typer.Option(
         -1,
         "--expiry-time-period",

@@ -9,6 +9,7 @@ import typer
 
 from kctl.commands._common import connection, example, note, output_view
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT16_MAX, INT32_MAX
 
 if TYPE_CHECKING:
     from kctl.broker.transactions import Producer
@@ -191,7 +192,9 @@ def producers(
 )
 def find_hanging(
     ctx: typer.Context,
-    broker: int | None = typer.Option(None, "--broker", help="The partitions this broker leads."),
+    broker: int | None = typer.Option(
+        None, "--broker", min=0, max=INT32_MAX, help="The partitions this broker leads."
+    ),
     topic: str | None = typer.Option(None, "--topic", help="Every partition of this topic."),
     max_age_ms: int | None = typer.Option(
         None,
@@ -252,14 +255,16 @@ def find_hanging(
 def abort(
     ctx: typer.Context,
     topic: str = typer.Option(..., "--topic", help="The partition's topic."),
-    partition: int = typer.Option(..., "--partition", min=0, help="The partition."),
+    partition: int = typer.Option(..., "--partition", min=0, max=INT32_MAX, help="The partition."),
     start_offset: int | None = typer.Option(
         None, "--start-offset", min=0, help="The open transaction's first offset."
     ),
     producer_id: int | None = typer.Option(None, "--producer-id", help="Its producer id."),
-    producer_epoch: int | None = typer.Option(None, "--producer-epoch", help="Its epoch."),
+    producer_epoch: int | None = typer.Option(
+        None, "--producer-epoch", min=0, max=INT16_MAX, help="Its epoch (an int16)."
+    ),
     coordinator_epoch: int | None = typer.Option(
-        None, "--coordinator-epoch", help="Its coordinator epoch."
+        None, "--coordinator-epoch", min=-1, max=INT32_MAX, help="Its coordinator epoch."
     ),
     execute: bool = typer.Option(
         False, "--execute", help="Write the abort marker (default: show the plan only)."

@@ -13,6 +13,7 @@ from kctl.commands._common import (
     read_secret,
 )
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import INT32_MAX, INT32_MIN
 
 app = typer.Typer(help="SCRAM users: list, describe, set passwords, delete.", no_args_is_help=True)
 
@@ -75,13 +76,20 @@ def set_password(
         "none: asked for on the terminal.",
     ),
     password_file: str | None = typer.Option(
-        None, "--password-file", help="Read the password from this file (first line)."
+        None,
+        "--password-file",
+        metavar="FILE",
+        help="Read the password from this file (first line).",
     ),
     mechanism: str = typer.Option(
         "SCRAM-SHA-256", "--mechanism", help="SCRAM-SHA-256 or SCRAM-SHA-512."
     ),
     iterations: int = typer.Option(
-        8192, "--iterations", help="PBKDF2 iterations (Kafka takes 4096..16384)."
+        8192,
+        "--iterations",
+        min=INT32_MIN,
+        max=INT32_MAX,
+        help="PBKDF2 iterations (Kafka takes 4096..16384).",
     ),
 ) -> None:
     """Create a SCRAM user or change its password. The password is salted and hashed here;
