@@ -7,9 +7,7 @@ option and what was expected.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from kctl.errors import NotFoundError, UsageError
 
@@ -281,23 +279,6 @@ def in_range(value: float, option: str, lo: float, hi: float) -> float:
             f"{number_text(lo)}..{number_text(hi)}",
         )
     return value
-
-
-def bounded(option: str, lo: float, hi: float) -> Callable[[Any], Any]:
-    """A Typer option callback checking :func:`in_range` (None, for an option not given,
-    passes)."""
-
-    def check(value: Any) -> Any:
-        if value is None:
-            return None
-        if isinstance(value, list | tuple):
-            for v in value:
-                in_range(v, option, lo, hi)
-            return value
-        in_range(value, option, lo, hi)
-        return value
-
-    return check
 
 
 def offset(text: str, option: str, *, allow_end: bool = False) -> int:

@@ -11,7 +11,6 @@ import typer
 from kctl.commands._common import example, note, output_view
 from kctl.errors import EXIT_FAILED
 from kctl.formatters import Output, cols, emit
-from kctl.parsing import bounded
 
 app = typer.Typer(
     help="Start, inspect and stop a local cluster on loopback (Apache Kafka or Tansu); stop, "
@@ -56,19 +55,22 @@ def up(
         3,
         "--brokers",
         help="Number of Kafka brokers (ids 1..N, N <= 32).",
-        callback=bounded("--brokers", 1, 32),
+        min=1,
+        max=32,
     ),
     controllers: int = typer.Option(
         1,
         "--controllers",
         help="Number of KRaft controllers (separate processes, ids 1000..; 1..9).",
-        callback=bounded("--controllers", 1, 9),
+        min=1,
+        max=9,
     ),
     log_dirs: int = typer.Option(
         2,
         "--log-dirs",
         help="Data directories per Kafka broker (1..16).",
-        callback=bounded("--log-dirs", 1, 16),
+        min=1,
+        max=16,
     ),
     kafka_version: str | None = typer.Option(
         None, "--kafka-version", help="Apache Kafka version (default: the newest kctl pins)."
@@ -83,7 +85,8 @@ def up(
         180.0,
         "--wait",
         help="Seconds to wait until every broker is registered.",
-        callback=bounded("--wait", 1, 3600),
+        min=1,
+        max=3600,
     ),
     security_mode: str | None = typer.Option(
         None,

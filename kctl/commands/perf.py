@@ -6,7 +6,6 @@ import typer
 
 from kctl.commands._common import connection, example, one_name, output_view
 from kctl.commands._complete import topic_names
-from kctl.parsing import bounded
 
 app = typer.Typer(
     help="Load tests: produce or consume N records and report throughput and latency.",
@@ -59,19 +58,22 @@ def produce(
         100_000,
         "--num-records",
         help="Records to send (1..10^12).",
-        callback=bounded("--num-records", 1, 1e12),
+        min=1,
+        max=10**12,
     ),
     record_size: int = typer.Option(
         100,
         "--record-size",
         help="Bytes per record value (1..104857600).",
-        callback=bounded("--record-size", 1, 100 * 1024 * 1024),
+        min=1,
+        max=100 * 1024 * 1024,
     ),
     throughput: float = typer.Option(
         -1,
         "--throughput",
         help="At most N records/s (-1: unlimited).",
-        callback=bounded("--throughput", -1, 1e9),
+        min=-1,
+        max=1e9,
     ),
     producer_prop: list[str] = typer.Option(
         [],
@@ -121,13 +123,15 @@ def consume(
         "--num-records",
         "--messages",
         help="Records to read (1..10^12).",
-        callback=bounded("--num-records", 1, 1e12),
+        min=1,
+        max=10**12,
     ),
     idle_timeout: float = typer.Option(
         10.0,
         "--idle-timeout",
         help="Stop after this many seconds without a record.",
-        callback=bounded("--idle-timeout", 0.001, 86400),
+        min=0.001,
+        max=86400,
     ),
     consumer_prop: list[str] = typer.Option(
         [], "--consumer-prop", help="librdkafka consumer property key=value (repeatable)."

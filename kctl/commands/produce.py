@@ -12,7 +12,6 @@ from kctl.commands._common import connection, environment, example, note, one_na
 from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
 from kctl.formatters import Column, Output, cols, emit
-from kctl.parsing import bounded
 from kctl.produce.options import CODECS
 
 EPILOG = example(
@@ -119,7 +118,8 @@ def produce(
         None,
         "--rate",
         help="At most N records per second (0.01..10^9).",
-        callback=bounded("--rate", 0.01, 1e9),
+        min=0.01,
+        max=1e9,
     ),
     transactional_id: str | None = typer.Option(
         None, "--transactional-id", help="Send all input in one transaction (aborted on error)."

@@ -18,7 +18,6 @@ from kctl.commands._common import (
     read_secret,
 )
 from kctl.formatters import Output, cols, emit
-from kctl.parsing import bounded
 
 app = typer.Typer(
     help="Delegation tokens: create, describe, renew, expire (kafka-delegation-tokens.sh).",
@@ -197,7 +196,8 @@ def expire(
         -1,
         "--expiry-time-period",
         help="Expire it this many ms from now (-1: at once: clients using it are cut off).",
-        callback=bounded("--expiry-time-period", -1, 2**62),
+        min=-1,
+        max=2**62,
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before expiring it now."),
 ) -> None:

@@ -7,7 +7,7 @@ import typer
 from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import topic_names
 from kctl.formatters import Output, cols, emit
-from kctl.parsing import INT32_MAX, bounded
+from kctl.parsing import INT16_MAX, INT32_MAX
 
 app = typer.Typer(
     help="List, describe, create and delete topics; add partitions.", no_args_is_help=True
@@ -130,13 +130,15 @@ def create(
         None,
         "--partitions",
         help="Partition count (default: the broker's).",
-        callback=bounded("--partitions", 1, INT32_MAX),
+        min=1,
+        max=INT32_MAX,
     ),
     replication_factor: int | None = typer.Option(
         None,
         "--replication-factor",
         help="Replicas per partition (default: the broker's).",
-        callback=bounded("--replication-factor", 1, 32767),
+        min=1,
+        max=INT16_MAX,
     ),
     config: list[str] = typer.Option([], "--config", help="Topic config name=value (repeatable)."),
     replica_assignment: str | None = typer.Option(
@@ -235,7 +237,8 @@ def add_partitions(
         ...,
         "--partitions",
         help="The new total partition count.",
-        callback=bounded("--partitions", 1, INT32_MAX),
+        min=1,
+        max=INT32_MAX,
     ),
     replica_assignment: str | None = typer.Option(
         None, "--replica-assignment", help="Placement of the new partitions only (1:2,2:3)."
