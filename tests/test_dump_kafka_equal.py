@@ -17,6 +17,7 @@ import difflib
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,9 @@ KNOWN = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".checkpoint"
 
 # Lines allowed to differ: (option set, kafka line, kctl line, reason). Empty: none do.
 ALLOWED: list[tuple[str, str, str, str]] = []
+
+# kctl as this interpreter runs it (the checkout under test, whatever the working directory).
+KCTL = [sys.executable, "-m", "kctl"]
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +69,11 @@ def dump_both(kafka_libs: Path, files: list[str], opts: list[str]) -> tuple[list
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert kafka.returncode == 0, kafka.stderr[-3000:]
-    kctl_bin = Path(os.environ.get("VIRTUAL_ENV", ".venv")) / "bin" / "kctl"
-    exe = str(kctl_bin) if kctl_bin.exists() else shutil.which("kctl") or "kctl"
     mine = subprocess.run(
-        [exe, "dump-segment", *files, *opts], capture_output=True, text=True, timeout=300
+        [*KCTL, "dump-segment", *files, *opts],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert mine.returncode == 0, mine.stderr[-3000:]
     return kafka.stdout.splitlines(), mine.stdout.splitlines()
@@ -246,9 +251,7 @@ def test_damaged_files_report_as_dump_log_segments(
          "--files", ",".join(files), *opts],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    kctl_bin = Path(os.environ.get("VIRTUAL_ENV", ".venv")) / "bin" / "kctl"
-    exe = str(kctl_bin) if kctl_bin.exists() else shutil.which("kctl") or "kctl"
-    mine = subprocess.run([exe, "dump-segment", *files, *opts], capture_output=True, text=True)
+    mine = subprocess.run([*KCTL, "dump-segment", *files, *opts], capture_output=True, text=True)
     assert kafka.returncode == 0 and mine.returncode == 3, (kafka.stderr, mine.stderr)
     assert mine.stdout.splitlines() == kafka.stdout.splitlines()
     assert "Found 20 invalid bytes at the end of" in mine.stdout
@@ -271,13 +274,11 @@ def test_deep_text_fast_path_equals_the_general_path(corpus: Path) -> None:
         for item in dump([Path(f)], DumpOptions(deep=True, text_records=True, raw_headers=True)):
             kinds[type(item)] = kinds.get(type(item), 0) + 1
     assert kinds.get(RecordsText, 0) >= 10 and kinds.get(Records, 0) >= 1, kinds
-    kctl_bin = Path(os.environ.get("VIRTUAL_ENV", ".venv")) / "bin" / "kctl"
-    exe = str(kctl_bin) if kctl_bin.exists() else shutil.which("kctl") or "kctl"
     fast = subprocess.run(
-        [exe, "dump-segment", *logs, "--deep-iteration"], capture_output=True, text=True
+        [*KCTL, "dump-segment", *logs, "--deep-iteration"], capture_output=True, text=True
     )
     general = subprocess.run(
-        [exe, "dump-segment", *logs, "--deep-iteration", "--offsets", "0.."],
+        [*KCTL, "dump-segment", *logs, "--deep-iteration", "--offsets", "0.."],
         capture_output=True, text=True,
     )  # fmt: skip
     assert fast.returncode == general.returncode == 0, (fast.stderr, general.stderr)
@@ -287,7 +288,7 @@ def test_deep_text_fast_path_equals_the_general_path(corpus: Path) -> None:
     for opts in ([], ["-o", "jsonl"]):
         runs = [
             subprocess.run(
-                [exe, "dump-segment", *logs, "--deep-iteration", *opts],
+                [*KCTL, "dump-segment", *logs, "--deep-iteration", *opts],
                 capture_output=True, text=True, env={**os.environ, "KCTL_DUMP_WORKERS": workers},
             )
             for workers in ("0", "2")

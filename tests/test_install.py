@@ -52,7 +52,7 @@ def test_editable_install_prints_no_setuptools_warning(tmp_path: Path) -> None:
     # The install works: kctl imports from the copy it was installed from.
     where = subprocess.run(
         [str(python), "-c", "import kctl; print(kctl.__file__)"],
-        capture_output=True, text=True, cwd=tmp_path, check=True,
+        capture_output=True, text=True, cwd=tmp_path, check=True, env=env,
     ).stdout.strip()  # fmt: skip
     assert Path(where) == src / "kctl" / "__init__.py"
 
