@@ -43,9 +43,10 @@ PLAN = Kind("plan", 64 * MiB)  # reassignment plans, election files
 ACL = Kind("ACL", 64 * MiB)  # acls add --from-file
 OFFSETS = Kind("offsets", 64 * MiB)  # groups reset-offsets --from-file, records delete
 SNAPSHOT = Kind("snapshot", 1 * GiB)  # replicas validate --snapshot
+KAFKA_TEXT = Kind("checkpoint, properties or quorum-state", 64 * MiB)  # dump-segment's text files
 LOG = Kind("log", None)  # segments and other Kafka files: mapped or streamed, never capped
 
-KINDS = (SECRET, PROPERTIES, PROFILES, PLAN, ACL, OFFSETS, SNAPSHOT)
+KINDS = (SECRET, PROPERTIES, PROFILES, PLAN, ACL, OFFSETS, SNAPSHOT, KAFKA_TEXT)
 
 _READ = 1 * MiB  # bytes asked for per read() beyond the size fstat gave
 
@@ -112,9 +113,11 @@ def _open(path: str | os.PathLike[str], option: str, error: type[KctlError]) -> 
     return fd
 
 
-def _too_large(
-    option: str, path: str | os.PathLike[str], kind: Kind, error: type[KctlError]
+def too_large(
+    option: str, path: str | os.PathLike[str], kind: Kind, error: type[KctlError] = KctlError
 ) -> KctlError:
+    """The error of a file over its kind's limit: a usage error (exit 2) unless ``error``
+    names another class."""
     assert kind.limit is not None
     return (error if error is not KctlError else UsageError)(
         f"{_what(option, path)} is larger than {size_text(kind.limit)}",
@@ -160,21 +163,21 @@ def read_bytes(
         except OSError as exc:
             raise error(f"cannot read {_what(option, '-')}", exc.strerror or str(exc)) from None
         if data is None:
-            raise _too_large(option, "-", kind, error)
+            raise too_large(option, "-", kind, error)
         return data
     path = os.path.expanduser(path)
     fd = _open(path, option, error)
     try:
         size = os.fstat(fd).st_size
         if kind.limit is not None and size > kind.limit:
-            raise _too_large(option, path, kind, error)
+            raise too_large(option, path, kind, error)
         data = _read_fd(fd, size, kind.limit)
     except OSError as exc:
         raise error(f"cannot read {_what(option, path)}", exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
     if data is None:
-        raise _too_large(option, path, kind, error)
+        raise too_large(option, path, kind, error)
     return data
 
 

@@ -133,6 +133,7 @@ def test_sending_carries_exactly_the_fields_of_the_senders_produce_options():
         key_separator=",",
         null_marker="N",
         offsets=False,
+        max_line_bytes=4096,
     )
     built = opts.sending()
     assert type(built) is ProduceOptions
@@ -152,6 +153,7 @@ def test_sending_carries_exactly_the_fields_of_the_senders_produce_options():
         "null_marker": b"N",
         "jsonl": False,
         "offsets": False,
+        "max_line_bytes": 4096,
     }
     assert {f.name for f in dataclasses.fields(Options)} - set(dataclasses.asdict(built)) == {
         "files",
@@ -185,3 +187,9 @@ def test_an_option_out_of_range_is_a_usage_error_before_anything_is_sent(args, m
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith("kctl: error:") and message in line, r
     assert "value -1" not in line
+
+
+@pytest.mark.parametrize("value", [0, -1, 2**30 + 1])
+def test_max_line_bytes_out_of_range_is_a_usage_error(value):
+    with pytest.raises(UsageError, match=rf"--max-line-bytes {value} is out of range \(1\.\."):
+        check("t", max_line_bytes=value)

@@ -177,6 +177,9 @@ def check_jsonl(paths: list[str]) -> list[str]:
         else:
             files.append(path)
     for path in files:
+        from kctl.inputs import require_regular
+
+        require_regular(path, "")  # a FIFO or /dev/zero: refused, not read (or waited on)
         with open(path, "rb") as fh:
             head = fh.read(CHECK_BYTES)
         lines = head.split(b"\n")

@@ -631,8 +631,9 @@ class Sender:
         if self.c_chunk is not None and loop in (self.plain, self.keyed) and not self.opts.rate:
             self._chunks(sources, progress)
             return
-        for _name, stream in sources:
-            for all_lines, size in self._inputs(split_lines(read_chunks(stream, progress))):
+        for name, stream in sources:
+            chunks = read_chunks(stream, progress, self.opts.max_line_bytes, name)
+            for all_lines, size in self._inputs(split_lines(chunks)):
                 for lines in rate_limited_lines(all_lines, self.opts.rate):
                     if lines is not all_lines:  # a --rate slice
                         size = sum(map(len, lines))
@@ -668,9 +669,10 @@ class Sender:
     ) -> None:
         """:meth:`sources` for the plain and keyed shapes with kctl._native: the C loop walks
         the lines of each chunk as read (no bytes object per line)."""
-        for _name, stream in sources:
+        for name, stream in sources:
             tail = b""
-            for chunk in self._inputs(read_chunks(stream, progress)):
+            chunks = read_chunks(stream, progress, self.opts.max_line_bytes, name)
+            for chunk in self._inputs(chunks):
                 data = tail + chunk if tail else chunk
                 end = data.rfind(b"\n") + 1  # complete lines only; the rest waits
                 self._native_chunk(data, end)

@@ -66,9 +66,13 @@ def generate(
     current, racks = current_assignment(Admin(connection(ctx)), list(dict.fromkeys(topics)))
     proposed = proposal(current, targets, racks)
     if current_file is not None:
+        from kctl.errors import KctlError
         from kctl.formatters import to_json
 
-        current_file.write_text(to_json(plan_document(current)) + "\n")
+        try:
+            current_file.write_text(to_json(plan_document(current)) + "\n")
+        except OSError as exc:
+            raise KctlError(f"cannot write --current-file {current_file}", exc.strerror) from None
         note(f"current assignment written to {current_file}")
     rows = plan_rows(current, proposed)
     emit(Output(rows, cols(*PLAN_COLUMNS), doc=plan_document(proposed)), output_view(ctx))
@@ -182,10 +186,11 @@ def cancel(
 
     if (file is None) == (not all_):
         raise UsageError("choose one of --file and --all")
+    plan = None if file is None else read_plan(file)  # checked before anything is asked
     conn = connection(ctx)
     reassign.check_alter_supported(conn, "cancelling reassignments")
     running = reassign.ongoing(conn)
-    chosen = in_plan(running, None if file is None else read_plan(file))
+    chosen = in_plan(running, plan)
     if not execute or not chosen:
         emit(Output(chosen, cols(*ONGOING_COLUMNS)), output_view(ctx))
         note(

@@ -12,6 +12,7 @@ from kctl.commands._common import connection, environment, example, note, one_na
 from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
 from kctl.formatters import Column, Output, cols, emit
+from kctl.produce.lines import MAX_LINE_BYTES
 from kctl.produce.options import CODECS
 
 EPILOG = example(
@@ -131,6 +132,12 @@ def produce(
         "count and first/last offset per partition). --no-offsets: the client reports only "
         "failures, about a quarter faster on small records; totals stay exact.",
     ),
+    max_line_bytes: int = typer.Option(
+        MAX_LINE_BYTES,
+        "--max-line-bytes",
+        help="Longest input line read (bytes, 1..2^30; default 1 MiB): a longer line stops "
+        "reading with an error naming its number; the lines before it are sent.",
+    ),
 ) -> None:
     """Produce records from stdin, files or --key/--value.
 
@@ -162,6 +169,7 @@ def produce(
         rate=rate,
         transactional_id=transactional_id,
         offsets=offsets,
+        max_line_bytes=max_line_bytes,
     )
     from kctl.runtime.heap import keep_heap
 

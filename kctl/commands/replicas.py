@@ -24,13 +24,14 @@ def load_snapshot(path: Path) -> Any:
     import orjson
 
     from kctl.errors import UsageError
-    from kctl.inputs import SNAPSHOT, read_bytes
+    from kctl.inputs import SNAPSHOT, decode, read_bytes
     from kctl.replicas.model import ClusterSnapshot, SnapshotFormatError
 
     raw = read_bytes(path, "--snapshot", SNAPSHOT, stdin_dash=True)
     try:
         return ClusterSnapshot.from_dict(orjson.loads(raw))
     except orjson.JSONDecodeError as exc:
+        decode(raw, path, "--snapshot")  # not UTF-8: the byte offset where decoding failed
         raise UsageError(f"snapshot {path} is not JSON", str(exc)) from exc
     except SnapshotFormatError as exc:
         raise UsageError(f"cannot use snapshot {path}", str(exc)) from exc

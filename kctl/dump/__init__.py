@@ -43,8 +43,8 @@ def dump(paths: Iterable[Path], opts: DumpOptions) -> Iterator[Any]:
 def _read_file(path: Path, opts: DumpOptions, payload: Any) -> Generator[Any, None, int]:
     from kctl.dump.files import check_input, detect_type
 
-    check_input(path)
     kind = opts.file_type or detect_type(path)
+    check_input(path, kind)
     if kind is None:
         # Kafka's tool prints "Ignoring unknown file" and exits 0; a file named on the command
         # line that is not a Kafka file is a mistake worth an error (exit 1).

@@ -57,13 +57,24 @@ def base_offset_of(path: Path) -> int:
     return int(stem) if stem.isdigit() else 0
 
 
-def check_input(path: Path) -> None:
-    """A file named to dump-segment must be a regular file (a directory is walked as a log
-    dir by the caller): a FIFO or a device such as /dev/zero is refused before it is opened,
-    with no size cap (segments are mapped or read in chunks, never whole)."""
-    from kctl.inputs import require_regular
+# The kinds read whole as text (kctl.dump.small): capped (kctl.inputs.KAFKA_TEXT).
+TEXT_KINDS = frozenset(
+    {"leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata", "meta-properties",
+     "quorum-state"}
+)  # fmt: skip
 
-    require_regular(path, "")
+
+def check_input(path: Path, kind: str | None) -> None:
+    """A file named to dump-segment must be a regular file (a directory is walked as a log
+    dir by the caller): a FIFO or a device such as /dev/zero is refused before it is opened.
+    Segments, indexes and snapshots have no size cap (mapped or read in chunks, never whole);
+    the small text files of ``TEXT_KINDS`` are read whole, so their cap is checked here too,
+    before anything is written for the file."""
+    from kctl.inputs import KAFKA_TEXT, require_regular, too_large
+
+    st = require_regular(path, "")
+    if kind in TEXT_KINDS and KAFKA_TEXT.limit is not None and st.st_size > KAFKA_TEXT.limit:
+        raise too_large("", path, KAFKA_TEXT)
 
 
 @contextmanager

@@ -34,10 +34,11 @@ def _files(directory: Path) -> tuple[list[tuple[int, Path]], list[tuple[int, Pat
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise KctlError(f"cannot read {path}", exc.strerror or str(exc)) from exc
+    """A segment or snapshot of the directory, whole: a regular file (a FIFO or device named
+    like one is refused), no size cap."""
+    from kctl.inputs import LOG, read_bytes
+
+    return read_bytes(path, "", LOG)
 
 
 def _segment_entries(segments: list[tuple[int, Path]], start: int) -> Iterator[I.Entry]:

@@ -44,7 +44,9 @@ def read_small(path: Path, kind: str) -> Generator[Any, None, int]:
             for e in snap.entries:
                 yield ProducerEntry(file, snap, e)
             return problems
-        content = path.read_text(encoding="utf-8", errors="replace")
+        from kctl.inputs import KAFKA_TEXT, read_bytes
+
+        content = read_bytes(path, "", KAFKA_TEXT).decode("utf-8", errors="replace")
         if kind == "leader-epoch-checkpoint":
             doc: dict[str, Any] = S.checkpoint(content, "leader-epoch")
         elif kind == "offset-checkpoint":

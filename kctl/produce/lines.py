@@ -13,21 +13,77 @@ from typing import IO, Any
 from kctl.errors import UsageError
 
 CHUNK = 1 << 20
+# The longest input line kctl buffers (--max-line-bytes): a line never ends on /dev/zero.
+# 1 MiB, the size of one read: a chunk then never holds a whole line over the cap between two
+# of its newlines, so the check looks at a chunk's ends only.
+MAX_LINE_BYTES = 1 << 20
+MAX_LINE_LIMIT = 1 << 30  # the largest --max-line-bytes accepted
 
 # A record to send: (value, key, headers, partition, timestamp); None means "not given".
 Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes]] | None, int | None, int | None]
 
 
-def read_chunks(stream: IO[bytes], progress: Callable[[int], None] | None) -> Iterator[bytes]:
-    """Large chunks of a binary stream; ``progress`` gets the byte count of each chunk."""
+def read_chunks(
+    stream: IO[bytes],
+    progress: Callable[[int], None] | None,
+    max_line: int | None = None,
+    name: str = "-",
+) -> Iterator[bytes]:
+    """Large chunks of a binary stream; ``progress`` gets the byte count of each chunk.
+
+    With ``max_line``, no line (its newline not counted) may be longer: the complete lines
+    before a longer one are still yielded, then a UsageError names the line's number in
+    ``name`` (``-``: standard input). So what follows never buffers more than ``max_line``
+    bytes of one line, whichever loop (Python or C) splits the chunks."""
     read = getattr(stream, "read1", stream.read)
+    run = 0  # bytes of the line not yet ended at the end of the last chunk
+    line = 1  # that line's number
     while True:
         chunk = read(CHUNK)
         if not chunk:
             return
         if progress is not None:
             progress(len(chunk))
+        if max_line is not None:
+            bad = long_line(chunk, run, max_line)
+            if bad is not None:
+                start, newlines = bad
+                if start:
+                    yield chunk[:start]  # the complete lines before it
+                shown = "standard input" if name == "-" else name
+                raise UsageError(
+                    f"line {line + newlines} of {shown} is longer than {max_line} bytes",
+                    "--max-line-bytes",
+                )
+            last = chunk.rfind(b"\n")
+            if last < 0:
+                run += len(chunk)
+            else:
+                line += chunk.count(b"\n")
+                run = len(chunk) - last - 1
         yield chunk
+
+
+def long_line(chunk: bytes, run: int, cap: int) -> tuple[int, int] | None:
+    """The first line longer than ``cap`` bytes that ``chunk`` shows, ``run`` bytes of its
+    first line having come before it: (where that line starts in the chunk, 0 when before it;
+    the newlines before that start), or None."""
+    first = chunk.find(b"\n")
+    if first < 0:
+        return (0, 0) if run + len(chunk) > cap else None
+    if run + first > cap:
+        return 0, 0
+    last = chunk.rfind(b"\n")
+    if last - first - 1 > cap:  # a line between the first and last newline may be too long
+        pos, n = first + 1, 1
+        while pos <= last:
+            nl = chunk.find(b"\n", pos)
+            if nl - pos > cap:
+                return pos, n
+            pos, n = nl + 1, n + 1
+    if len(chunk) - last - 1 > cap:  # the unfinished last line, already too long
+        return last + 1, chunk.count(b"\n")
+    return None
 
 
 def split_lines(chunks: Iterable[bytes]) -> Iterator[tuple[list[bytes], int]]:

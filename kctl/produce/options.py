@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from kctl.errors import UsageError
-from kctl.produce.lines import Record
+from kctl.produce.lines import MAX_LINE_BYTES, MAX_LINE_LIMIT, Record
 
 PARTITIONERS = ("murmur2_random", "consistent_random", "random", "murmur2", "consistent")
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -46,6 +46,8 @@ class ProduceOptions:
     # summary's per-partition rows); False: librdkafka reports failures only (much less
     # Python per record), and the totals stay exact (delivered = handed over - failed - unknown).
     offsets: bool = True
+    # The longest input line read (--max-line-bytes; docs/limits.md).
+    max_line_bytes: int = MAX_LINE_BYTES
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ def check(
     rate: float | None = None,
     transactional_id: str | None = None,
     offsets: bool = True,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Options:
     """The options as given on the command line, checked: the first wrong one is the error.
     ``--acks -1`` becomes ``all``; idempotence defaults to on with ``--acks all`` only.
@@ -130,6 +133,10 @@ def check(
         ("--batch-size", batch_size),
     ):
         in_range(option, number)
+    if not 1 <= max_line_bytes <= MAX_LINE_LIMIT:
+        raise UsageError(
+            f"--max-line-bytes {max_line_bytes} is out of range", f"1..{MAX_LINE_LIMIT}"
+        )
     if key_separator == "":
         raise UsageError("--key-separator must not be empty")
     pairs = headers(header)
@@ -154,6 +161,7 @@ def check(
         null_marker=marker,
         jsonl=jsonl,
         offsets=offsets,
+        max_line_bytes=max_line_bytes,
         files=tuple(files),
         single=record,
     )
