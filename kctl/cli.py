@@ -25,7 +25,7 @@ from kctl.errors import (
     UsageError,
     client_library_error,
 )
-from kctl.parsing import number_text
+from kctl.parsing import key_value, number_text
 
 
 class _RootGroup(TyperGroup):
@@ -176,6 +176,8 @@ def root(
     # ValueError from confluent-kafka).
     if not 0 < timeout <= 3600:
         raise UsageError(f"--timeout {number_text(timeout)} is out of range", "0 < SECONDS <= 3600")
+    for item in overrides:  # the form, for every command (not only those that connect)
+        key_value(item, "-X", strip_key=True, secret=True)
     from kctl.environment import OUTPUT_FORMATS, Environment
 
     if output is not None and output not in OUTPUT_FORMATS:

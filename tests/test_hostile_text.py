@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,11 @@ def test_every_text_parameter_refuses_bytes_that_are_not_utf8() -> None:
             [b"profile", b"add", BAD],
             "kctl: error: NAME is not valid UTF-8 (byte 0xff at position 3)",
         ),
+        # -X's form is checked for every command, also those that never connect
+        (
+            [b"-X", b"1.5", b"profile", b"list"],
+            "kctl: error: malformed -X value (expected key=value)",
+        ),
     ],
 )
 def test_text_that_is_not_utf8_is_a_usage_error_naming_it(argv: list[bytes], line: str) -> None:
@@ -188,3 +194,32 @@ def test_a_path_that_is_not_utf8_still_opens_its_file(tmp_path: Path) -> None:
     assert copy.code == 0, copy.stderr
     assert copy.stdout.splitlines()[1:] == plain.stdout.splitlines()[1:]
     assert "baseOffset: 0" in copy.stdout
+
+
+def test_produce_reads_a_file_whose_name_is_not_utf8(
+    kctl_env: dict[str, str], new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """On the cluster: the records of a file named with bytes that are not UTF-8 are sent,
+    and read back."""
+    import subprocess
+    import sys
+
+    topic = new_topic(partitions=1)
+    named = os.fsencode(tmp_path) + b"/records\xff\xfe.txt"
+    with open(named, "wb") as fh:
+        fh.write(b"one\ntwo\n")
+
+    def kctl(*argv: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable.encode(), b"-m", b"kctl", *argv],
+            capture_output=True,
+            env=kctl_env,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+
+    sent = kctl(b"produce", topic.encode(), b"--file", named)
+    assert sent.returncode == 0, sent.stderr
+    read = kctl(b"consume", topic.encode(), b"--from", b"beginning", b"-n", b"2", b"-o", b"plain")
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.split() == [b"one", b"two"]
