@@ -122,11 +122,79 @@ def test_a_feature_plan_is_validated_by_the_controller_and_changes_nothing(
         assert row["result"] == "OK" and row["change"] == "safe-downgrade", row
         assert "plan only" in r.stderr
     else:
-        assert r.code == 1 and r.stderr.startswith("kctl: error: validating transaction.version")
+        assert r.code == 1 and r.stdout == "", r
+        assert r.stderr.startswith(
+            "kctl: error: the controller refuses to downgrade transaction.version"
+        ), r
     after = _kafka_features(kafka_tool, bootstrap)["transaction.version"]
     assert after["FinalizedVersionLevel"] == before["FinalizedVersionLevel"]
     r = kctl("features", "upgrade", "--feature", f"transaction.version={level}", "-o", "json")
     assert r.code == 0 and json.loads(r.stdout)[0]["result"] == "nothing to do", r
+
+
+def test_a_plan_refuses_levels_outside_the_supported_range_but_lets_a_feature_be_turned_off():
+    from kctl.broker.features import Feature, plan
+    from kctl.errors import UsageError
+
+    mv = Feature("metadata.version", 7, 30, 30, 1)
+    ev = Feature("some.version", 1, 2, 2, 1)
+    assert [c.kind for c in plan([mv, ev], {"metadata.version": 29}, "safe")] == ["safe-downgrade"]
+    assert plan([mv, ev], {"some.version": 0}, "safe")[0].target == 0  # off
+    for wanted in ({"metadata.version": 6}, {"metadata.version": 0}, {"some.version": 3}):
+        with pytest.raises(UsageError, match="is out of range"):
+            plan([mv, ev], wanted, "unsafe")
+
+
+def test_a_metadata_version_below_what_the_brokers_support_is_refused_naming_their_range(
+    kctl, bootstrap
+):
+    # 3.0 is metadata.version 1 (3.0-IV1); Kafka 4 brokers support 3.3-IV3 (7) and later, and
+    # FeatureCommand answers "Unknown metadata.version '3.0'": no controller round trip.
+    r = kctl("features", "downgrade", "--metadata", "3.0")
+    assert r.code == 2 and r.stdout == "", r
+    line = r.stderr.strip()
+    assert "\n" not in line and "Request" not in line and "Response(" not in line, r
+    rows = {
+        row["feature"]: row for row in json.loads(kctl("features", "describe", "-o", "json").stdout)
+    }
+    low = rows["metadata.version"]["supported_min"]
+    assert line.startswith("kctl: error: metadata.version=3.0-IV1 is out of range"), r
+    assert f"levels {low}.." in line and "3.3-IV3.." in line, r
+
+
+def test_a_metadata_version_downgrade_the_controller_refuses_is_its_reason_in_one_line(
+    kctl, kafka_tool, bootstrap
+):
+    # Only validated (kafka-features.sh --dry-run and kctl's plan): nothing changes.
+    from kctl.broker.features import level_name
+
+    rows = {
+        row["feature"]: row for row in json.loads(kctl("features", "describe", "-o", "json").stdout)
+    }
+    level = rows["metadata.version"]["finalized_level"]
+    lower = level_name("metadata.version", level - 1)
+    theirs = kafka_tool(
+        "org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", bootstrap,
+        "downgrade", "--feature", f"metadata.version={level - 1}", "--dry-run", check=False,
+    ).stdout  # fmt: skip
+    # e.g. "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the
+    # requested downgrade because it might delete metadata information."
+    reason = re.search(r"Unsupported metadata\.version downgrade[^\n]*\.", theirs)
+    assert reason, theirs
+    for unsafe in ((), ("--unsafe",)):
+        r = kctl("features", "downgrade", "--metadata", lower, *unsafe, "-o", "json")
+        assert r.code == 1 and r.stdout == "", r
+        (line,) = r.stderr.strip().splitlines()
+        verb = "unsafely downgrade" if unsafe else "downgrade"
+        assert line.startswith(
+            f"kctl: error: the controller refuses to {verb} metadata.version from "
+            f"{level_name('metadata.version', level)} to {lower} (InvalidUpdateVersionError: "
+        ), r
+        assert "Request" not in line and "Response(" not in line, r
+        if not unsafe:
+            assert reason.group(0) in line, (line, theirs)
+    after = json.loads(kctl("features", "describe", "-o", "json").stdout)
+    assert {row["feature"]: row for row in after}["metadata.version"]["finalized_level"] == level
 
 
 @pytest.mark.parametrize(

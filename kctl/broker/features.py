@@ -102,6 +102,13 @@ def describe(admin: Admin) -> list[Feature]:
             raise KctlError("describing features", str(exc) or type(exc).__name__) from exc
 
 
+def _levels(feature: str, low: int, high: int) -> str:
+    """A supported range: ``0..2``; metadata.version's by release too."""
+    if feature == METADATA and low in METADATA_VERSIONS and high in METADATA_VERSIONS:
+        return f"levels {low}..{high}: {level_name(feature, low)}..{level_name(feature, high)}"
+    return f"{low}..{high}"
+
+
 @dataclass
 class Change:
     feature: str
@@ -121,10 +128,13 @@ def plan(features: list[Feature], wanted: dict[str, int], downgrade: str | None)
         if f is None:
             known = ", ".join(sorted(by_name))
             raise UsageError(f"unknown feature {name!r}", f"the cluster knows {known}")
-        if level < 0 or level > f.supported_max:
+        # 0 turns a feature off, whatever its lowest supported level; metadata.version is
+        # never off, and a level below its lowest is one Kafka no longer knows.
+        lowest = f.supported_min if (name == METADATA or level != 0) else 0
+        if level < lowest or level > f.supported_max:
             raise UsageError(
-                f"{name}={level} is out of range",
-                f"the brokers support {f.supported_min}..{f.supported_max}",
+                f"{name}={level_name(name, level)} is out of range",
+                f"the brokers support {_levels(name, f.supported_min, f.supported_max)}",
             )
         if level == f.finalized_level:
             kind = "unchanged"
@@ -148,25 +158,75 @@ def plan(features: list[Feature], wanted: dict[str, int], downgrade: str | None)
 
 
 def apply(admin: Admin, changes: list[Change], *, validate_only: bool) -> dict[str, str]:
-    """UpdateFeatures for the changes that change something; {feature: "OK" or the error}."""
-    from kafka.admin import UpdateFeatureType
-    from kafka.errors import KafkaError
+    """UpdateFeatures for the changes that change something (any broker forwards it to the
+    controller); {feature: "OK" or the controller's reason}. The controller's own message is
+    read from the response (kafka-python's ``update_features`` folds the request and response
+    reprs into its error)."""
+    import kafka.errors as Errors
+    from kafka.protocol.admin import UpdateFeaturesRequest
 
-    kinds = {
-        "upgrade": UpdateFeatureType.UPGRADE,
-        "safe-downgrade": UpdateFeatureType.SAFE_DOWNGRADE,
-        "unsafe-downgrade": UpdateFeatureType.UNSAFE_DOWNGRADE,
-    }
-    updates = {c.feature: (kinds[c.kind], c.target) for c in changes if c.kind != "unchanged"}
+    kinds = {"upgrade": 1, "safe-downgrade": 2, "unsafe-downgrade": 3}  # UpgradeType
+    key = UpdateFeaturesRequest.FeatureUpdateKey
+    updates = [
+        key(
+            feature=c.feature,
+            max_version_level=c.target,
+            allow_downgrade=c.kind != "upgrade",
+            upgrade_type=kinds[c.kind],
+        )
+        for c in changes
+        if c.kind != "unchanged"
+    ]
     if not updates:
         return {}
+    request = UpdateFeaturesRequest(
+        timeout_ms=int(admin.timeout * 1000),
+        feature_updates=updates,
+        validate_only=validate_only,
+        min_version=1 if validate_only else 0,  # validate_only came with v1
+    )
+    what = "validating feature levels" if validate_only else "changing feature levels"
     with kafka_python.LazyClient(admin) as lazy:
-        try:
-            return dict(
-                lazy.client.update_features(
-                    updates, validate_only=validate_only, timeout_ms=int(admin.timeout * 1000)
-                )
-            )
-        except KafkaError as exc:
-            why = str(exc) or type(exc).__name__
-            return {name: why for name in updates}
+        response = kafka_python.send(lazy.client, request, what)
+
+    def reason(code: int, message: str | None) -> str:
+        name = Errors.for_code(code).__name__
+        return f"{name}: {message}" if message else name
+
+    results = {u.feature: "OK" for u in updates}
+    if response.error_code:  # v2+: one error for the whole request, nothing was changed
+        why = reason(response.error_code, response.error_message)
+        return {name: why for name in results}
+    for result in response.results or []:  # v0/v1: one per feature
+        if result.error_code:
+            results[result.feature] = reason(result.error_code, result.error_message)
+    return results
+
+
+def refusal(changes: list[Change], results: dict[str, str], *, execute: bool) -> KctlError | None:
+    """The error ending a plan or change the controller refused (the first refused feature,
+    with the controller's reason; UpdateFeatures changes all or nothing), else None."""
+    failed = [c for c in changes if results.get(c.feature, "OK") != "OK"]
+    if not failed:
+        return None
+    c = failed[0]
+    verb = {"upgrade": "upgrade", "safe-downgrade": "downgrade"}.get(c.kind, "unsafely downgrade")
+    what = (
+        f"the controller {'refused' if execute else 'refuses'} to {verb} {c.feature} "
+        f"from {level_name(c.feature, c.current)} to {level_name(c.feature, c.target)}"
+    )
+    return KctlError(what, results[c.feature])
+
+
+def rows(changes: list[Change], results: dict[str, str]) -> list[dict[str, Any]]:
+    """The plan's (or the change's) rows: feature, from, to, change, result."""
+    return [
+        {
+            "feature": c.feature,
+            "from": level_name(c.feature, c.current),
+            "to": level_name(c.feature, c.target),
+            "change": c.kind,
+            "result": results.get(c.feature, "OK") if c.kind != "unchanged" else "nothing to do",
+        }
+        for c in changes
+    ]

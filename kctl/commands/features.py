@@ -78,31 +78,25 @@ def _change(
 ) -> None:
     from kctl.broker import features as F
     from kctl.broker.client import Admin
-    from kctl.errors import KctlError
 
     admin = Admin(connection(ctx))
     changes = F.plan(F.describe(admin), _wanted(feature, metadata), downgrade)
-    if execute and downgrade is not None:
-        what = ", ".join(f"{c.feature} {c.current}->{c.target}" for c in changes)
-        confirm(f"Downgrade {what}?", yes=yes, action="downgrade features")
-    results = F.apply(admin, changes, validate_only=not execute)
-    rows = [
-        {
-            "feature": c.feature,
-            "from": F.level_name(c.feature, c.current),
-            "to": F.level_name(c.feature, c.target),
-            "change": c.kind,
-            "result": results.get(c.feature, "OK") if c.kind != "unchanged" else "nothing to do",
-        }
-        for c in changes
-    ]
-    emit(Output(rows, cols("feature", "from", "to", "change", "result")), output_view(ctx))
-    failed = [r for r in rows if r["result"] not in ("OK", "nothing to do")]
-    if failed:
-        verb = "changing" if execute else "validating"
-        raise KctlError(
-            f"{verb} {', '.join(r['feature'] for r in failed)} failed", failed[0]["result"]
-        )
+    # The controller validates first (nothing changes), so a change it refuses is neither
+    # confirmed nor shown as a plan: the error line says why, stdout stays empty.
+    results = F.apply(admin, changes, validate_only=True)
+    refused = F.refusal(changes, results, execute=False)
+    if refused is not None:
+        raise refused
+    if execute:
+        if downgrade is not None:
+            what = ", ".join(f"{c.feature} {c.current}->{c.target}" for c in changes)
+            confirm(f"Downgrade {what}?", yes=yes, action="downgrade features")
+        results = F.apply(admin, changes, validate_only=False)
+        refused = F.refusal(changes, results, execute=True)
+        if refused is not None:
+            raise refused
+    emit(Output(F.rows(changes, results), cols("feature", "from", "to", "change", "result")),
+         output_view(ctx))  # fmt: skip
     if not execute:
         note("plan only (the controller validated it), nothing changed: add --execute")
 
