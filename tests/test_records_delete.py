@@ -98,3 +98,46 @@ def test_deletes_records_and_reports_the_new_low_watermark(kctl, new_topic, boot
     assert json.loads(r.stdout)[0]["low_watermark"] == 3
     r = kctl("consume", topic, "--partition", "0", "-o", "plain")
     assert r.stdout.split() == ["3", "4"]
+
+
+def test_an_offset_past_one_partitions_end_refuses_the_whole_plan_and_deletes_nothing(
+    kctl, new_topic, bootstrap, tmp_path
+):
+    if on_tansu():
+        pytest.skip("DeleteRecords crashes the Tansu broker's memory store")
+    from confluent_kafka import Producer
+
+    topic = new_topic(partitions=3)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for i in range(150):
+        p.produce(topic, f"{i}".encode(), partition=0)
+    for part in (1, 2):
+        for i in range(3):
+            p.produce(topic, f"{i}".encode(), partition=part)
+    assert p.flush(30) == 0
+    r = kctl("records", "delete", topic, "--before", "100", "--yes", "-o", "json")
+    assert r.code == 1 and r.stdout == "", r
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("kctl: error: offset past the end of 2 of 3 partition(s): "), r
+    assert f"{topic}[1] before 100 > its high watermark 3" in line, r
+    assert f"{topic}[2] before 100 > its high watermark 3" in line and f"{topic}[0]" not in line
+    assert "nothing was deleted" in line
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"partitions": [
+        {"topic": topic, "partition": 0, "offset": 100},
+        {"topic": topic, "partition": 2, "offset": 4},
+    ], "version": 1}))  # fmt: skip
+    r = kctl("records", "delete", "--offsets-json", str(plan), "--yes")
+    assert r.code == 1 and r.stdout == "" and f"{topic}[2] before 4 >" in r.stderr, r
+    r = kctl("offsets", "get", topic, "-o", "json")
+    assert r.code == 0, r
+    starts = {row["partition"]: row["earliest"] for row in json.loads(r.stdout)["partitions"]}
+    assert starts == {0: 0, 1: 0, 2: 0}, r.stdout  # partition 0 kept its records
+    # Up to the end is fine, and -1 is always the end.
+    r = kctl("records", "delete", topic, "--before", "3", "--before", "0:-1", "--yes", "-o", "json")
+    assert r.code == 0, r
+    assert {row["partition"]: row["low_watermark"] for row in json.loads(r.stdout)} == {
+        0: 150,
+        1: 3,
+        2: 3,
+    }

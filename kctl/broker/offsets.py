@@ -242,6 +242,25 @@ def special_offsets(
 # ---- DeleteRecords ------------------------------------------------------------------------
 
 
+def refuse_past_end(plan: dict[TopicPartitionKey, int], high: dict[TopicPartitionKey, int]) -> None:
+    """Every partition's bounds before anything is deleted: DeleteRecords refuses an offset
+    above a partition's high watermark (OFFSET_OUT_OF_RANGE) partition by partition, so a plan
+    with one such offset would delete in the others and fail in that one. Such a plan is
+    refused whole, naming each partition it overshoots (-1, "up to the high watermark", never
+    does)."""
+    past = [(tp, off) for tp, off in plan.items() if off != -1 and off > high[tp]]
+    if not past:
+        return
+    shown = ", ".join(
+        f"{t}[{p}] before {off} > its high watermark {high[(t, p)]}" for (t, p), off in past[:5]
+    )
+    more = f" and {len(past) - 5} more" if len(past) > 5 else ""
+    raise KctlError(
+        f"offset past the end of {len(past)} of {len(plan)} partition(s): {shown}{more}",
+        "nothing was deleted: DeleteRecords refuses an offset above the high watermark",
+    )
+
+
 def delete_records(admin: Admin, plan: dict[TopicPartitionKey, int]) -> dict[Any, int]:
     """DeleteRecords: everything before each offset goes (-1: up to the high watermark).
     Returns the new low watermark per partition."""

@@ -73,6 +73,7 @@ def delete(
         raise UsageError("nothing to delete", "the plan is empty")
     low = offsets.list_offsets(admin, list(plan), "earliest")
     high = offsets.list_offsets(admin, list(plan), "latest")
+    offsets.refuse_past_end(plan, high)
     note("plan: delete records before")
     for (t, p), off in plan.items():
         target = high[(t, p)] if off == -1 else off
