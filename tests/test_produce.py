@@ -333,6 +333,55 @@ def test_unreadable_file_is_one_line_error(kctl, new_topic, tmp_path):
     assert r.code == 1 and "Is a directory" in r.stderr
 
 
+@pytest.mark.parametrize("native", ["1", "0"])  # the C loop and the Python loop alike
+@pytest.mark.parametrize("shape", [[], ["--key-separator", ","], ["--header", "h=v"]])
+def test_a_line_over_the_cap_stops_reading_after_sending_the_lines_before_it(
+    kctl, new_topic, bootstrap, tmp_path, native, shape
+):
+    topic = new_topic(partitions=1)
+    path = tmp_path / "records.txt"
+    path.write_bytes(b"k,first\n" + b"x" * 5000 + b"\nk,third\n")
+    args = ["--file", str(path), "--max-line-bytes", "4096", *shape]
+    r = kctl("produce", topic, *args, env={"KCTL_NATIVE": native})
+    assert r.code == 2, r
+    summary, error = r.stderr.strip().splitlines()  # the summary first, then the error
+    assert summary.startswith("delivered 1, failed 0, unknown 0"), r
+    assert error == f"kctl: error: line 2 of {path} is longer than 4096 bytes (--max-line-bytes)"
+    assert [m.value() for m in read_all(bootstrap, topic)] == [
+        b"first" if "--key-separator" in shape else b"k,first"
+    ]
+
+
+def test_dev_zero_is_stopped_by_the_line_cap_with_nothing_sent(kctl, new_topic):
+    topic = new_topic(partitions=1)
+    r = kctl("produce", topic, "--file", "/dev/zero", timeout=30)
+    assert r.code == 2, r
+    assert r.stderr == (
+        "kctl: error: line 1 of /dev/zero is longer than 1048576 bytes (--max-line-bytes)\n"
+    )
+
+
+def test_a_fifo_is_streaming_input(kctl, new_topic, bootstrap, tmp_path):
+    """A FIFO is a valid --file for produce (not refused as by the input-file reader)."""
+    import os
+    import threading
+
+    topic = new_topic(partitions=1)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(b"a\nb\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    r = kctl("produce", topic, "--file", str(fifo), timeout=30)
+    writer.join()
+    assert r.code == 0, r
+    assert [m.value() for m in read_all(bootstrap, topic)] == [b"a", b"b"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
