@@ -52,6 +52,39 @@ def test_quotas_set_described_and_deleted_as_kafka_configs_sees_them(kctl, kafka
     assert r.code == 0 and json.loads(r.stdout) == [], r
 
 
+def test_deleting_a_quota_the_entity_lacks_is_refused_as_kafka_configs_refuses_it(
+    kctl, kafka_tool, bootstrap
+):
+    user = unique("quser")
+    theirs = kafka_tool(
+        "kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap, "--alter",
+        "--entity-type", "users", "--entity-name", user, "--delete-config", "producer_byte_rate",
+        check=False,
+    )  # fmt: skip
+    assert theirs.returncode == 1 and "Invalid config(s): producer_byte_rate" in theirs.stderr
+    r = kctl("quotas", "delete", "--user", user, "producer_byte_rate", "--yes")
+    assert r.code == 1 and r.stdout == "", r
+    assert r.stderr.strip().splitlines() == [
+        f"kctl: error: user={user} has no quota producer_byte_rate: nothing deleted (it has none)"
+    ], r
+    try:
+        assert kctl("quotas", "set", "--user", user, "consumer_byte_rate=1000").code == 0
+        # One absent key refuses the whole deletion: the present one stays.
+        r = kctl("quotas", "delete", "--user", user, "consumer_byte_rate", "producer_byte_rate",
+                 "--yes")  # fmt: skip
+        assert r.code == 1 and r.stdout == "", r
+        assert "has no quota producer_byte_rate: nothing deleted (it has consumer_byte_rate)" in (
+            r.stderr
+        ), r
+        r = kctl("quotas", "describe", "--user", user, "-o", "json")
+        assert json.loads(r.stdout)[0]["quotas"] == {"consumer_byte_rate": 1000.0}, r
+    finally:
+        r = kctl("quotas", "delete", "--user", user, "--all", "--yes")
+        assert r.code == 0, r
+    r = kctl("quotas", "delete", "--user", user, "--all", "--yes")  # none left: a note, exit 0
+    assert r.code == 0 and "nothing to delete" in r.stderr, r
+
+
 def test_a_producer_quota_is_enforced_by_the_broker(kctl, bootstrap, new_topic, kafka_tool):
     """100 KB/s on a client id, then 1.3 MB at once: the broker measures the rate over its
     quota window (11 one-second samples) and answers with a throttle time (KIP-219), which

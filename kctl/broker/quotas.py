@@ -109,6 +109,20 @@ def check_keys(keys: list[str], ent: Entity) -> list[str]:
     return out
 
 
+def refuse_absent(names: list[str], found: list[Quotas], ent: Entity) -> None:
+    """Deleting a quota the entity does not have is an error naming them, before anything is
+    sent (kafka-configs.sh: "Invalid config(s): producer_byte_rate", exit 1); AlterClientQuotas
+    itself accepts it and changes nothing, which kctl reported as "deleted"."""
+    has = next((q.values for q in found if q.entity == ent), {})
+    absent = [n for n in names if n not in has]
+    if not absent:
+        return
+    held = ", ".join(sorted(has)) if has else "none"
+    raise KctlError(
+        f"{ent.label()} has no quota {', '.join(absent)}: nothing deleted", f"it has {held}"
+    )
+
+
 def _error(code: int, message: str | None, what: str) -> None:
     import kafka.errors as Errors
 

@@ -143,6 +143,7 @@ def delete(
         if not keys:
             raise UsageError("no quota to delete", "name them, or --all")
         names = Q.check_keys(list(keys), ent)
+        Q.refuse_absent(names, Q.describe(admin, ent), ent)
     if not names:
         note(f"{ent.label()} has no quota: nothing to delete")
         emit(Output([], cols("entity", "quota")), output_view(ctx))
