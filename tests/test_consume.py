@@ -507,3 +507,83 @@ def test_a_writer_told_to_stop_while_stdout_blocks_finishes_its_record_only(line
         reader.join(timeout=30)
     assert 0 < written < len(records)
     assert bytes(got) == b"".join(records[:written])
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_group_whose_other_members_hold_every_partition_says_so_instead_of_waiting(
+    kctl, new_topic, bootstrap, protocol
+):
+    """A live member of the group (a confluent-kafka consumer here) holds the topic's partition:
+    kctl joining the group gets none, and a read to the end says why within --timeout, exit 1,
+    nothing on stdout (it waited silently until the other member left)."""
+    if on_tansu():
+        pytest.skip("Tansu sends no member assignments")
+    import threading
+
+    from confluent_kafka import Consumer
+
+    topic = new_topic(partitions=1)
+    write(bootstrap, topic, [{"value": b"x"}])
+    group = unique("held")
+    config = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+              "auto.offset.reset": "latest"}  # fmt: skip
+    extra: list[str] = []
+    if protocol == "consumer":
+        config["group.protocol"] = "consumer"  # the broker's assignor keeps it where it is
+        extra = ["-X", "group.protocol=consumer"]
+    else:
+        # The classic assignors order members by member id, which starts with client.id:
+        # "a-holder" comes before kctl's "kctl" and keeps the one partition.
+        config["client.id"] = "a-holder"
+    holder = Consumer(config)
+    holder.subscribe([topic])
+    deadline = time.monotonic() + 60
+    while not holder.assignment() and time.monotonic() < deadline:
+        holder.poll(0.2)
+    assert holder.assignment(), "the holder got no partition"
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.is_set():
+            holder.poll(0.1)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        r = kctl("--timeout", "5", "consume", topic, "--group", group, "-n", "1", *extra,
+                 timeout=120)  # fmt: skip
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        thread.join(10)
+        holder.close()
+    assert r.code == 1 and r.stdout == "", r
+    (line,) = r.stderr.strip().splitlines()
+    assert line == (
+        f"kctl: error: no partitions assigned to group {group!r} (its 1 other live member(s) "
+        f"hold all 1 partition(s) of {topic}; waited 5s; a group member reads only what the "
+        "group assigns it)"
+    ), r
+    assert took < 50, took  # well before the 60 s join deadline
+
+
+def test_a_member_without_partitions_is_told_only_when_others_hold_them_all():
+    from kctl.broker.consume import unassigned_error
+    from kctl.lag.model import Group, Member
+
+    def member(mid: str, *tps: tuple[str, int]) -> Member:
+        return Member(mid, None, "c", "/h", assignment=list(tps))
+
+    tps = [("t", 0), ("t", 1)]
+    group = Group("g", "Stable", "consumer", "range", 1, [
+        member("me"), member("a", ("t", 0)), member("b", ("t", 1), ("u", 0)),
+    ])  # fmt: skip
+    error = unassigned_error("g", group, "me", tps, 15.2)
+    assert error is not None and error.line() == (
+        "no partitions assigned to group 'g' (its 2 other live member(s) hold all 2 "
+        "partition(s) of t; waited 15s; a group member reads only what the group assigns it)"
+    )
+    group.members = [member("me"), member("a", ("t", 0))]  # t[1] free: a rebalance under way
+    assert unassigned_error("g", group, "me", tps, 15) is None
+    assert unassigned_error("g", None, "me", tps, 15) is None

@@ -264,7 +264,11 @@ class Consumption:
         consume = self.consumer.consume
         left = self.opts.max_messages
         size = self.opts.batch
-        join_deadline = time.monotonic() + max(60.0, self.conn.timeout * 4)
+        join_wait = max(60.0, self.conn.timeout * 4)
+        join_deadline = time.monotonic() + join_wait
+        # Without partitions (none given yet, or all taken away) for --timeout seconds, a read
+        # to the end asks the group why, every --timeout seconds: an end never comes then.
+        unassigned_since: float | None = None
         eof_code = KafkaError._PARTITION_EOF
         # consume() returns when it has ``size`` messages or the wait is over: a partial batch
         # (the tail of a read, a partition's end) waits it out in full, so reads to the end
@@ -275,10 +279,19 @@ class Consumption:
             if not msgs:
                 if self.done():
                     return
-                if not self.ever_assigned and time.monotonic() > join_deadline:
+                now = time.monotonic()
+                if self.opts.group and not self.opts.follow and not self.assigned:
+                    if unassigned_since is None:
+                        unassigned_since = now
+                    elif now - unassigned_since >= self.conn.timeout:
+                        self._explain_unassigned(now - unassigned_since)
+                        unassigned_since = now
+                else:
+                    unassigned_since = None
+                if not self.ever_assigned and now > join_deadline:
                     raise KctlError(
                         f"no partitions assigned to group {self.opts.group!r}",
-                        f"nothing from the group coordinator within {join_deadline:g}s",
+                        f"nothing from the group coordinator within {join_wait:g}s",
                     )
                 fatal = self.log.fatal()
                 if fatal is not None:
@@ -303,6 +316,24 @@ class Consumption:
                 yield good
             if self.done():
                 return
+
+    def _explain_unassigned(self, waited: float) -> None:
+        """The group gave this consumer no partition for ``waited`` seconds: when its other
+        members hold every partition of the topics, that is the error (no end will come);
+        otherwise (a rebalance under way, say) the wait goes on."""
+        from kctl.broker import groups
+
+        assert self.opts.group is not None
+        me = self.consumer.memberid() or ""
+        try:
+            described = groups.describe(Admin(self.conn), [self.opts.group])
+        except KctlError:
+            return  # cannot tell now; the join deadline still applies
+        error = unassigned_error(
+            self.opts.group, described.get(self.opts.group), me, self.tps, waited
+        )
+        if error is not None:
+            raise error
 
     def written(self, msgs: list[Any]) -> None:
         """Records the caller wrote out: with ``--group`` (and commit), their offsets are
@@ -342,3 +373,24 @@ class Consumption:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.consumer.close()
+
+
+def unassigned_error(
+    group: str, described: Any, me: str, tps: list[tuple[str, int]], waited: float
+) -> KctlError | None:
+    """The error of a consumer the group gives nothing because its other live members hold
+    every partition of ``tps`` (``described``: the group as :func:`kctl.broker.groups.describe`
+    reads it); None when some partition is free (a rebalance is under way)."""
+    if described is None:
+        return None
+    wanted = set(tps)
+    holders = [m for m in described.members if m.member_id != me and wanted & set(m.assignment)]
+    held = {tp for m in holders for tp in m.assignment} & wanted
+    if not holders or held != wanted:
+        return None
+    topics = ", ".join(sorted({t for t, _ in tps}))
+    return KctlError(
+        f"no partitions assigned to group {group!r}",
+        f"its {len(holders)} other live member(s) hold all {len(wanted)} partition(s) of "
+        f"{topics}; waited {waited:.0f}s; a group member reads only what the group assigns it",
+    )
