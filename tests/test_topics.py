@@ -289,3 +289,22 @@ def test_describe_carries_what_kafka_topics_describe_shows_with_equal_values(
     assert ours[1] == theirs[1]  # leader, replicas, ISR, ELR, last known ELR per partition
     table = kctl("topics", "describe", name).stdout.splitlines()
     assert table[0].split("\t")[:6] == ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "ELR"]
+
+
+def test_a_partition_count_the_client_cannot_ask_for_is_one_usage_line(kctl, new_topic, admin):
+    # librdkafka refuses more than 100000 partitions while building the request (was
+    # 'unexpected ValueError'); Kafka's controller takes at most 10000 per request anyway.
+    name = unique("huge")
+    for count in ("100000000", "100001"):
+        r = kctl("topics", "create", name, "--partitions", count)
+        assert r.code == 2 and r.stdout == "", r
+        assert r.stderr.strip().splitlines() == [
+            f"kctl: error: --partitions {count} is out of range (1..100000, librdkafka's limit; "
+            "Kafka creates at most 10000 partitions per request)"
+        ], r
+    assert name not in admin.list_topics(timeout=10).topics
+    topic = new_topic(partitions=1)
+    r = kctl("topics", "add-partitions", topic, "--partitions", "100000000")
+    assert r.code == 2 and r.stdout == "" and "--partitions 100000000 is out of range" in r.stderr
+    assert "unexpected" not in r.stderr
+    assert len(admin.list_topics(topic, timeout=10).topics[topic].partitions) == 1

@@ -251,6 +251,30 @@ def _check_brokers(assignment: list[list[int]], view: ClusterView) -> None:
             )
 
 
+# librdkafka refuses a topic of more partitions (RD_KAFKAP_PARTITIONS_MAX) with a ValueError as
+# the request is built; Kafka's controller refuses more than 10000 new partitions per request.
+MAX_PARTITIONS = 100_000
+
+
+def check_partition_count(total: int) -> None:
+    """A partition count the client can ask for: 1..MAX_PARTITIONS, else a usage error."""
+    if not 1 <= total <= MAX_PARTITIONS:
+        raise UsageError(
+            f"--partitions {total} is out of range",
+            f"1..{MAX_PARTITIONS}, librdkafka's limit; Kafka creates at most 10000 partitions "
+            "per request",
+        )
+
+
+def _request(make: Any, *args: Any, **kwargs: Any) -> Any:
+    """A NewTopic/NewPartitions request; what the client library refuses to build (its
+    ValueError) is a usage error, not an unexpected exception."""
+    try:
+        return make(*args, **kwargs)
+    except ValueError as exc:
+        raise UsageError(f"invalid request for topic {args[0]!r}", str(exc)) from None
+
+
 def create_topic(
     admin: Admin,
     name: str,
@@ -281,6 +305,8 @@ def create_topic(
         raise KctlError(f"topic {name!r} already exists", "use --if-not-exists to accept that")
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions must be at least 1, got {partitions}")
+    if partitions is not None or assignment is not None:
+        check_partition_count(len(assignment) if assignment is not None else partitions or 0)
     if replication_factor is not None:
         if replication_factor < 1:
             raise UsageError(f"--replication-factor must be at least 1, got {replication_factor}")
@@ -291,11 +317,16 @@ def create_topic(
             )
     if assignment is not None:
         _check_brokers(assignment, view)
-        topic = NewTopic(
-            name, num_partitions=len(assignment), replica_assignment=assignment, config=configs
+        topic = _request(
+            NewTopic,
+            name,
+            num_partitions=len(assignment),
+            replica_assignment=assignment,
+            config=configs,
         )
     else:
-        topic = NewTopic(
+        topic = _request(
+            NewTopic,
             name,
             num_partitions=-1 if partitions is None else partitions,
             replication_factor=-1 if replication_factor is None else replication_factor,
@@ -370,6 +401,7 @@ def add_partitions(
             f"topic {name!r} already has {current} partitions",
             f"--partitions must be above {current}; Kafka cannot remove partitions",
         )
+    check_partition_count(total)
     if assignment is not None:
         if len(assignment) != total - current:
             raise UsageError(
@@ -378,9 +410,9 @@ def add_partitions(
             )
         _check_brokers(assignment, view)
     request = (
-        NewPartitions(name, total, replica_assignment=assignment)
+        _request(NewPartitions, name, total, replica_assignment=assignment)
         if assignment
-        else NewPartitions(name, total)
+        else _request(NewPartitions, name, total)
     )
     futures = admin.client.create_partitions([request], request_timeout=admin.timeout)
     admin.result(futures[name], f"adding partitions to topic {name!r}")
