@@ -155,3 +155,22 @@ def test_broker_defaults_can_be_set_and_deleted(kctl):
         if c["name"] == "log.cleaner.backoff.ms":
             assert c["value"] == "15000"
     assert kctl("configs", "delete", "--broker-defaults", "log.cleaner.backoff.ms").code == 0
+
+
+def test_delete_refuses_a_blank_or_unknown_config_name_and_deletes_nothing(kctl, new_topic):
+    name = new_topic()
+    assert kctl("configs", "set", "--topic", name, "retention.ms=123456").code == 0
+    for bad in ("", " ", "retention.ms "):
+        r = kctl("configs", "delete", "--topic", name, bad, "retention.ms")
+        assert r.code == 2 and r.stdout == "", r
+        assert r.stderr.strip().splitlines() == [
+            f"kctl: error: malformed config name {bad!r} (a config name is not empty and has "
+            "no blanks)"
+        ], r
+    # Kafka deletes a name it does not know without a word; kafka-configs.sh and kctl refuse.
+    r = kctl("configs", "delete", "--topic", name, "retention.ms", "retension.ms")
+    assert r.code == 1 and r.stdout == "", r
+    assert "unknown topic config 'retension.ms'" in r.stderr and r.stderr.count("\n") == 1, r
+    assert _configs(kctl, "--topic", name)["retention.ms"]["value"] == "123456"  # still there
+    r = kctl("configs", "set", "--topic", name, " =1")
+    assert r.code == 2 and "malformed config name ' '" in r.stderr, r

@@ -188,6 +188,16 @@ def _describe_raw(admin: Admin, ent: Entity) -> list[ConfigValue]:
     return sorted(out, key=lambda v: v.name)
 
 
+def _name(text: str) -> str:
+    """A config name as typed: empty or with blanks it names no config (librdkafka refused an
+    empty one with a ValueError; a blank one was sent, and "deleted")."""
+    if not text or any(c.isspace() or not c.isprintable() for c in text):
+        raise UsageError(
+            f"malformed config name {text!r}", "a config name is not empty and has no blanks"
+        )
+    return text
+
+
 def parse_assignments(items: list[str], op: str) -> dict[str, str | None]:
     """``k=v`` pairs for set/append/subtract; bare names for delete."""
     out: dict[str, str | None] = {}
@@ -195,10 +205,10 @@ def parse_assignments(items: list[str], op: str) -> dict[str, str | None]:
         if op == "delete":
             if "=" in item:
                 raise UsageError(f"configs delete takes names, got {item!r}")
-            out[item] = None
+            out[_name(item)] = None
             continue
         key, value = key_value(item, "config", form="name=value")
-        out[key] = value
+        out[_name(key)] = value
     if not out:
         raise UsageError("name at least one config")
     return out
@@ -218,6 +228,16 @@ def alter(
         problems = validate_topic_configs({k: v or "" for k, v in values.items()})
         if problems:
             raise KctlError(f"invalid config for {ent.label()}", problems[0])
+    if ent.kind == "topic" and op == "delete":
+        # Kafka deletes a name it does not know without a word (kafka-configs.sh refuses it:
+        # "Invalid config(s): NAME"); kctl said "delete" for it.
+        from kctl.broker.config_catalog import TOPIC_CONFIGS, validate_topic_config
+
+        for name in values:
+            if name not in TOPIC_CONFIGS:
+                raise KctlError(
+                    f"invalid config for {ent.label()}", validate_topic_config(name, "")
+                )
     _check_exists(admin, ent)
     if ent.kind in RAW_RESOURCE_TYPES:
         return _alter_raw(admin, ent, op, values)
