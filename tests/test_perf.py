@@ -46,3 +46,22 @@ def test_perf_on_unknown_topic_is_a_one_line_error(kctl):
     assert r.code == 1 and r.stderr.startswith("kctl: error: unknown topic")
     r = kctl("perf", "consume", "no-such-topic-perf", "--num-records", "10")
     assert r.code == 1 and r.stderr.count("\n") == 1
+
+
+def test_a_record_above_message_max_bytes_is_one_line_naming_the_limit(kctl, new_topic):
+    topic = new_topic(partitions=1)
+    r = kctl("perf", "produce", topic, "--num-records", "2", "--record-size", "2000000")
+    assert r.code == 1 and r.stdout == "", r
+    assert r.stderr.strip().splitlines() == [
+        "kctl: error: --record-size 2000000 is too large (above the producer's "
+        "message.max.bytes, 1000000: raise it with --producer-prop message.max.bytes=N, and the "
+        "topic's max.message.bytes)"
+    ], r
+    # The producer lets it through; the broker refuses it against the topic's max.message.bytes.
+    r = kctl("perf", "produce", topic, "--num-records", "1", "--record-size", "2000000",
+             "--producer-prop", "message.max.bytes=5000000")  # fmt: skip
+    assert r.code == 1 and r.stdout == "", r
+    assert r.stderr.strip() == (
+        f"kctl: error: no record delivered to {topic!r} (Broker: Message size too large: a "
+        "record of 2000000 bytes is above the topic's max.message.bytes)"
+    ), r

@@ -70,6 +70,26 @@ def _result(
     )
 
 
+DEFAULT_MESSAGE_MAX_BYTES = 1_000_000  # librdkafka's message.max.bytes
+
+
+def _refused(exc: Any, record_size: int, limit: Any) -> KctlError:
+    """What produce() raised at once, before sending: a record above the producer's
+    message.max.bytes names that limit; anything else is the client's error line."""
+    from confluent_kafka import KafkaError
+
+    from kctl.errors import client_library_error
+
+    err = exc.args[0] if exc.args else None
+    if isinstance(err, KafkaError) and err.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+        return KctlError(
+            f"--record-size {record_size} is too large",
+            f"above the producer's message.max.bytes, {limit}: raise it with --producer-prop "
+            "message.max.bytes=N, and the topic's max.message.bytes",
+        )
+    return client_library_error(exc) or KctlError("producing failed", str(exc))
+
+
 def perf_produce(
     conn: Connection,
     topic: str,
@@ -81,6 +101,8 @@ def perf_produce(
 ) -> PerfResult:
     """Send ``num_records`` records of ``record_size`` random bytes, at most ``throughput``
     records/s (<= 0: unlimited). Latency: produce() call to delivery report, per record."""
+    from confluent_kafka import KafkaError, KafkaException
+
     from kctl.broker.client import Admin
     from kctl.broker.produce import check_topic
 
@@ -99,6 +121,7 @@ def perf_produce(
     producer, _log = make_producer(conn, on_delivery=on_delivery, **cfg)
     payload = os.urandom(record_size)
     produce, poll = producer.produce, producer.poll
+    limit = {**cfg, **conn.extra}.get("message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES)
     start = time.monotonic()
     for i in range(num_records):
         while True:
@@ -107,6 +130,8 @@ def perf_produce(
                 break
             except BufferError:
                 poll(0.01)
+            except KafkaException as exc:
+                raise _refused(exc, record_size, limit) from None
         if not i % 100:
             poll(0)
             if throughput > 0:
@@ -119,7 +144,10 @@ def perf_produce(
     failed = len(failures) + remaining
     delivered = num_records - failed
     if failures and not delivered:
-        raise KctlError(f"no record delivered to {topic!r}", str(failures[0].str()))
+        why = str(failures[0].str())
+        if failures[0].code() == KafkaError.MSG_SIZE_TOO_LARGE:
+            why += f": a record of {record_size} bytes is above the topic's max.message.bytes"
+        raise KctlError(f"no record delivered to {topic!r}", why)
     return _result(delivered, delivered * record_size, seconds, failed, latencies, "delivery")
 
 
