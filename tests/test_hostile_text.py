@@ -7,6 +7,7 @@ command is covered without being listed here. No cluster: -b points where nothin
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -194,6 +195,14 @@ def test_a_path_that_is_not_utf8_still_opens_its_file(tmp_path: Path) -> None:
     assert copy.code == 0, copy.stderr
     assert copy.stdout.splitlines()[1:] == plain.stdout.splitlines()[1:]
     assert "baseOffset: 0" in copy.stdout
+    # JSON strings are Unicode: the name's undecodable bytes are written as \xNN
+    for fmt in (b"json", b"jsonl"):
+        doc = run([b"-o", fmt, b"dump-segment", os.fsencode(named)])
+        assert doc.code == 0, doc.stderr
+        first = (
+            json.loads(doc.stdout)[0] if fmt == b"json" else json.loads(doc.stdout.split("\n")[0])
+        )
+        assert first["file"] == str(tmp_path) + "/bad\\xff\\xfe.log"
 
 
 def test_produce_reads_a_file_whose_name_is_not_utf8(

@@ -97,7 +97,25 @@ def to_json(doc: Any, *, indent: bool = True) -> str:
     import orjson
 
     opt = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
-    return orjson.dumps(doc, default=_json_default, option=opt).decode()
+    try:
+        return orjson.dumps(doc, default=_json_default, option=opt).decode()
+    except TypeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+        # A file name that is not UTF-8 (kctl takes any path the file system allows): its
+        # undecodable bytes as \xNN, since JSON strings are Unicode.
+        return orjson.dumps(_unicode(doc), default=_json_default, option=opt).decode()
+
+
+def _unicode(value: Any) -> Any:
+    """``value`` with every string's surrogate escapes (bytes that were not UTF-8) as ``\\xNN``."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {_unicode(k): _unicode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_unicode(v) for v in value]
+    return value
 
 
 def _render_json(out: Output, stream: IO[str], view: View) -> None:
