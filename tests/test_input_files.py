@@ -6,7 +6,8 @@ one over its limit each end in one ``kctl: error:`` line naming the option or th
 The options are found in the Typer command tree (path-typed options and those whose name says
 file, json, snapshot or config), so a new one is covered, or must be classified here as an
 output or as not read by kctl. No cluster: the address points nowhere, so a file that got
-through would end in a connection error, which names neither the option nor the path."""
+through would end in a connection error, which names neither the option nor the path (the
+last test, of an output file, runs on the cluster)."""
 
 from __future__ import annotations
 
@@ -300,3 +301,13 @@ def test_line_cap_on_dev_zero() -> None:
         for chunk in read_chunks(zero, None, 1000, "/dev/zero"):
             seen += len(chunk)
     assert seen <= 1000 + CHUNK
+
+
+def test_current_file_that_cannot_be_written_is_one_line(kctl, new_topic, tmp_path):
+    """An output file, not read: a directory there is one 'cannot write' line (was: unexpected
+    IsADirectoryError), on the cluster."""
+    topic = new_topic(partitions=1)
+    r = kctl("partitions", "reassign", "generate", "--topic", topic, "--brokers", "1",
+             "--current-file", str(tmp_path))  # fmt: skip
+    assert r.code == 1 and r.stdout == "", r
+    assert r.stderr == f"kctl: error: cannot write --current-file {tmp_path} (Is a directory)\n"
