@@ -11,10 +11,12 @@ command tree).
   (``FILE``, ``DIR``, ``PATH``): declared at the option.
 - **Numbers** are bounded by their wire type: an int by the option's declared ``min``/``max``
   (Typer's), else by int64; a float must be finite, and within its declared ``min``/``max``.
-  Declare narrower ranges at the option with :data:`INT16`/:data:`INT32` bounds, e.g.
-  ``typer.Option(None, "--producer-epoch", min=0, max=INT16_MAX)``.
+  Declare the wire width at the option with ``kctl.parsing``'s ``INT16_MAX``/``INT32_MAX``,
+  e.g. ``typer.Option(None, "--producer-epoch", min=0, max=INT16_MAX)``; the range then shows in
+  the option's help.
 
-Help pages are unchanged: each parameter gets a copy of its own type whose ``convert`` checks.
+Each parameter gets a copy of its own type (same class and attributes, so help pages render as
+before) whose ``convert`` checks. Errors are :class:`~kctl.errors.UsageError`: one line, exit 2.
 """
 
 from __future__ import annotations
