@@ -7,13 +7,12 @@ command with more than 20,000 cases, and the fork server classifies like fresh p
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = 600  # runs; about a minute on 2 cores with 8 at once
+SAMPLE = 600  # runs; about 20 s on 2 cores with 8 at once
 SEED = 1
 
 
@@ -46,7 +45,7 @@ def test_generated_cases_cover_every_command_with_over_20000(tmp_path: Path) -> 
 def test_forked_cases_end_as_fresh_processes_do(tmp_path: Path) -> None:
     """The same exit code and first stderr line forked by the warm server as in a fresh
     ``python -m kctl`` per case: run one at a time in the same order, each way with its own
-    profile directory (cases add profiles), numbers aside (a connection's milliseconds)."""
+    profile directory (cases add profiles)."""
     fuzz = fuzz_cli()
     _, runs = fuzz.plan(tmp_path, [fuzz.UNREACHABLE], kctl_timeout="2", n=30, seed=SEED)
     runs += [("help", [b"topics", b"--help"]), ("version", [b"--version"])]
@@ -55,10 +54,7 @@ def test_forked_cases_end_as_fresh_processes_do(tmp_path: Path) -> None:
         state = tmp_path / name
         state.mkdir()
         outcomes = fuzz.execute(runs, tmp_path, workers=1, timeout=30, spawn=spawn, state=state)
-        seen[name] = [
-            (code, re.sub(rb"\d+", b"N", line))
-            for code, line in (fuzz.signature(o, state) for o in outcomes)
-        ]
+        seen[name] = [fuzz.signature(o, state) for o in outcomes]
     differ = [
         f"kctl {fuzz._shown(argv)}: forked {a}, spawned {b}"
         for (_, argv), a, b in zip(runs, seen["fork"], seen["spawn"], strict=True)
