@@ -127,8 +127,11 @@ def verify(
     if not topics:
         names = [n for n in sorted(view.topics) if not view.topics[n].internal]
     parts = [(n, p) for n in names for p in view.topics[n].partitions]
-    tps = [(n, p.partition) for n, p in parts]
+    tps = [(n, p.partition) for n, p in parts if p.leader >= 0]  # offline ones get no answer
     starts = {} if offset is not None else list_offsets(admin, tps, "earliest")
+    # A replica has nothing to compare where the leader holds nothing from the start: its log
+    # is empty there, and a Fetch would only wait out max_wait_ms (one partition at a time).
+    ends = list_offsets(admin, tps, "latest")
     rows: list[dict[str, Any]] = []
     with kafka_python.admin_client(admin.conn) as client:
         versions: dict[int, int] = {}
@@ -150,6 +153,9 @@ def verify(
                     if found is None:
                         raise KctlError(f"broker {node} does not answer Fetch")
                     versions[node] = min(found[1], MAX_VERSION)
+                if start >= ends[(name, p.partition)]:
+                    logs.append(ReplicaLog(f"broker {node}"))
+                    continue
                 log, err = fetch_replica(
                     client, node, name, p.partition, start, budget, versions[node]
                 )
