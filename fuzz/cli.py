@@ -511,7 +511,7 @@ def run_spawned(
             start_new_session=True,
         )
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(timeout=deadline(runs[i][1], timeout))
             code: int | None = proc.returncode
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -643,6 +643,16 @@ class _Child:
         return head + b"\n[...]\n" + tail
 
 
+# Commands that start a JVM of their own (Spark's driver) get this many seconds at least: a
+# local Spark takes 10-40 s to start on a busy 2-core machine, which is work, not a hang.
+SPARK_DEADLINE = 180.0
+
+
+def deadline(argv: list[bytes], timeout: float) -> float:
+    """The seconds one run may take: ``timeout``, or :data:`SPARK_DEADLINE` for analytics."""
+    return max(timeout, SPARK_DEADLINE) if b"analytics" in argv else timeout
+
+
 def serve(job_path: Path, result_fd: int) -> None:
     """The fork server: warm up once, then fork a child per run, ``workers`` at a time; write
     one JSON line per run to ``result_fd`` as each ends."""
@@ -674,7 +684,7 @@ def serve(job_path: Path, result_fd: int) -> None:
         os.close(err_w)
         os.set_blocking(out_r, False)
         os.set_blocking(err_r, False)
-        child = _Child(i, pid, out_r, err_r, time.monotonic() + timeout)
+        child = _Child(i, pid, out_r, err_r, time.monotonic() + deadline(runs[i], timeout))
         running[pid] = child
         for fd in child.fds():
             sel.register(fd, selectors.EVENT_READ, child)
