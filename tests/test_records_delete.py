@@ -70,7 +70,10 @@ def test_a_broker_failing_delete_records_is_reported_in_one_line(kctl, tmp_path)
         bs = info.bootstrap
         assert kctl("-b", bs, "topics", "create", "d", "--partitions", "1").code == 0
         assert kctl("-b", bs, "produce", "d", input="a\nb\nc\n").code == 0
-        r = kctl("-b", bs, "--timeout", "5", "records", "delete", "d", "--before", "2", "--yes")
+        # --before 1: within the high watermark Tansu reports (it answers 1 for these three
+        # records, a known Tansu bug), so kctl's own bounds check passes and DeleteRecords,
+        # which Tansu fails, is sent.
+        r = kctl("-b", bs, "--timeout", "5", "records", "delete", "d", "--before", "1", "--yes")
         assert r.code == 1, r
         errors = [line for line in r.stderr.splitlines() if line.startswith("kctl: error:")]
         assert errors == [r.stderr.splitlines()[-1]]
