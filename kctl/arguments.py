@@ -171,15 +171,20 @@ def out_of_range(name: str, text: str, lo: float, hi: float, lo_open: bool, hi_o
     raise UsageError(f"{name} {text} is out of range", span)
 
 
+def _within(param: Any, original: Any, value: float, text: str, lo: float, hi: float) -> None:
+    """A usage error when ``value`` is outside the range ``original`` declares within [lo, hi]."""
+    lo, hi, lo_open, hi_open = _bounds(original, lo, hi)
+    below = value <= lo if lo_open else value < lo
+    above = value >= hi if hi_open else value > hi
+    if below or above:
+        out_of_range(name_of(param), text, lo, hi, lo_open, hi_open)
+
+
 def _int(original: Any, value: Any, param: Any, ctx: Any) -> Any:
     from typer._click import types
 
     converted = types.IntParamType().convert(value, param, ctx)
-    lo, hi, lo_open, hi_open = _bounds(original, INT64_MIN, INT64_MAX)
-    below = converted <= lo if lo_open else converted < lo
-    above = converted >= hi if hi_open else converted > hi
-    if below or above:
-        out_of_range(name_of(param), str(converted), lo, hi, lo_open, hi_open)
+    _within(param, original, converted, str(converted), INT64_MIN, INT64_MAX)
     return converted
 
 
@@ -189,9 +194,5 @@ def _float(original: Any, value: Any, param: Any, ctx: Any) -> Any:
     converted = types.FloatParamType().convert(value, param, ctx)
     if not math.isfinite(converted):
         raise UsageError(f"{name_of(param)} {converted!r} is not a finite number")
-    lo, hi, lo_open, hi_open = _bounds(original, -math.inf, math.inf)
-    below = converted <= lo if lo_open else converted < lo
-    above = converted >= hi if hi_open else converted > hi
-    if below or above:
-        out_of_range(name_of(param), number_text(converted), lo, hi, lo_open, hi_open)
+    _within(param, original, converted, number_text(converted), -math.inf, math.inf)
     return converted

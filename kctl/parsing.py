@@ -270,17 +270,6 @@ def number_text(value: float) -> str:
     return repr(value)
 
 
-def in_range(value: float, option: str, lo: float, hi: float) -> float:
-    """``value`` if it is a finite number in [lo, hi]; else a usage error naming the option and
-    the range (NaN and infinities included: ``--rate nan`` must not run forever)."""
-    if value != value or value in (float("inf"), float("-inf")) or not lo <= value <= hi:
-        raise UsageError(
-            f"{option} {number_text(value)} is out of range",
-            f"{number_text(lo)}..{number_text(hi)}",
-        )
-    return value
-
-
 def offset(text: str, option: str, *, allow_end: bool = False) -> int:
     """An offset: 0 .. 2^63-1 (and -1, "up to the end", where ``allow_end``)."""
     try:

@@ -11,8 +11,9 @@ import math
 import pytest
 from argument_tree import NOWHERE, failures, kind, params, run, usage_error
 
+from kctl.arguments import out_of_range
 from kctl.errors import UsageError
-from kctl.parsing import INT16_MAX, INT32_MAX, INT64_MAX, INT64_MIN, in_range
+from kctl.parsing import INT16_MAX, INT32_MAX, INT64_MAX, INT64_MIN, number_text
 
 
 def _label(p) -> str:  # type: ignore[no-untyped-def]
@@ -128,11 +129,11 @@ def test_a_number_outside_its_wire_type_is_a_usage_error(argv: list[str], line: 
 
 def test_range_errors_print_integer_bounds_as_integers() -> None:
     with pytest.raises(UsageError) as caught:
-        in_range(2**31, "--partitions", 1, INT32_MAX)
+        out_of_range("--partitions", number_text(2**31), 1, INT32_MAX, False, False)
     assert caught.value.line() == "--partitions 2147483648 is out of range (1..2147483647)"
     with pytest.raises(UsageError) as caught:
-        in_range(0.001, "--rate", 0.01, 1e9)
+        out_of_range("--rate", number_text(0.001), 0.01, 1e9, False, False)
     assert caught.value.line() == "--rate 0.001 is out of range (0.01..1000000000)"
     with pytest.raises(UsageError) as caught:
-        in_range(math.nan, "--rate", 0.01, 1e9)
+        out_of_range("--rate", number_text(math.nan), 0.01, 1e9, False, False)
     assert caught.value.line() == "--rate nan is out of range (0.01..1000000000)"
