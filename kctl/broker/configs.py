@@ -141,6 +141,44 @@ def describe(admin: Admin, ent: Entity, *, include_defaults: bool) -> list[Confi
     return out
 
 
+def describe_rows(
+    ent: Entity, values: list[ConfigValue], *, synonyms: bool
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
+    """What ``configs describe`` shows of ``values``: the table's rows, the JSON document and
+    the columns (with ``synonyms``: --all's synonyms column too)."""
+    rows = [
+        {
+            "name": v.name,
+            "value": v.value,
+            "source": v.source,
+            "sensitive": v.is_sensitive,
+            "read_only": v.is_read_only,
+            "synonyms": [f"{s['source']}:{s['name']}={s['value']}" for s in v.synonyms],
+        }
+        for v in values
+    ]
+    doc = {
+        "entity": ent.kind,
+        "name": ent.name,
+        "configs": [
+            {
+                "name": v.name,
+                "value": v.value,
+                "source": v.source,
+                "is_default": v.is_default,
+                "is_sensitive": v.is_sensitive,
+                "is_read_only": v.is_read_only,
+                "synonyms": v.synonyms,
+            }
+            for v in values
+        ],
+    }
+    columns = ["name", "value", "source", "sensitive", "read_only"] + (
+        ["synonyms"] if synonyms else []
+    )
+    return rows, doc, columns
+
+
 def _describe_raw(admin: Admin, ent: Entity) -> list[ConfigValue]:
     """DescribeConfigs through kafka-python for what librdkafka's Python API cannot name: the
     BROKER resource "" (the cluster-wide defaults; it refuses an empty broker name), a broker's

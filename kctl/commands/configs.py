@@ -152,34 +152,7 @@ def describe(
         )
     )  # fmt: skip
     values = configs.describe(Admin(connection(ctx)), ent, include_defaults=all_)
-    rows = [
-        {
-            "name": v.name,
-            "value": v.value,
-            "source": v.source,
-            "sensitive": v.is_sensitive,
-            "read_only": v.is_read_only,
-            "synonyms": [f"{s['source']}:{s['name']}={s['value']}" for s in v.synonyms],
-        }
-        for v in values
-    ]
-    doc = {
-        "entity": ent.kind,
-        "name": ent.name,
-        "configs": [
-            {
-                "name": v.name,
-                "value": v.value,
-                "source": v.source,
-                "is_default": v.is_default,
-                "is_sensitive": v.is_sensitive,
-                "is_read_only": v.is_read_only,
-                "synonyms": v.synonyms,
-            }
-            for v in values
-        ],
-    }
-    columns = ["name", "value", "source", "sensitive", "read_only"] + (["synonyms"] if all_ else [])
+    rows, doc, columns = configs.describe_rows(ent, values, synonyms=all_)
     emit(Output(rows, cols(*columns), doc=doc), output_view(ctx))
 
 
