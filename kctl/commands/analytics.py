@@ -56,12 +56,12 @@ def sample_live(
     written = 0
     with G.GroupReader(admin) as reader:
         for i in range(rounds):
-            listed = None if groups else G.list_groups(admin)
-            ids = groups or [g.group for g in listed or []]
-            ts_ms = int(time.time() * 1000)
-            rows = G.lag_samples(admin, reader, ids, None, listed) if ids else []
-            written += record_samples(path, rows, cluster, ts_ms)
-            note(f"kctl: sample {i + 1}/{rounds}: {len(rows)} partition(s) of {len(ids)} group(s)")
+            lag = G.lag_pass(admin, reader, groups, all_groups=False)
+            written += record_samples(path, lag.rows, cluster, lag.ts_ms)
+            note(
+                f"kctl: sample {i + 1}/{rounds}: {len(lag.rows)} partition(s) of "
+                f"{len(lag.groups)} group(s)"
+            )
             if i + 1 < rounds:
                 # The sampling schedule itself, not a wait for a condition.
                 time.sleep(max(0.0, start + (i + 1) * interval_s - time.monotonic()))
