@@ -23,7 +23,10 @@ SAMPLE_FIELDS: tuple[tuple[str, str], ...] = (
     ("member_id", "string"),
     ("client_id", "string"),
     ("host", "string"),
-    ("group_type", "string"),  # classic | consumer | share (added after the first release)
+    ("group_type", "string"),  # classic | consumer | share | streams (added later)
+    # now - timestamp of the first record not consumed (groups lag --time-lag; null otherwise
+    # and without a commit). Added later: older samples lack it.
+    ("time_lag_ms", "int64"),
 )
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 RECORD_SUFFIXES = (*JSONL_SUFFIXES, ".parquet")
