@@ -433,3 +433,19 @@ def payload_format(name: str, option: str, allowed: tuple[str, ...]) -> str:
         shown = "|".join(allowed).replace("string", "string (text)")
         raise UsageError(f"unknown {option} {name!r}", f"expected one of {shown}")
     return canonical
+
+
+def listen_address(text: str, option: str) -> tuple[str, int]:
+    """``HOST:PORT`` to listen on, the host always explicit (a name, an IPv4 address or an
+    IPv6 one in brackets, ``[::1]:9308``), the port 1-65535."""
+    raw = text.strip()
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d{1,5})|([^\s:\[\]]+):(\d{1,5})", raw)
+    if m is None:
+        raise UsageError(
+            f"malformed {option} {text!r}", "say HOST:PORT, e.g. 127.0.0.1:9308 or [::1]:9308"
+        )
+    host = m[1] or m[3]
+    port = int(m[2] or m[4])
+    if not 1 <= port <= 65535:
+        raise UsageError(f"{option} {text!r}: port {port} out of range", "1 to 65535")
+    return host, port

@@ -118,7 +118,9 @@ def test_lag_of_a_consumer_protocol_group_names_the_owner(kctl, bootstrap, topic
         rows = {r["partition"]: r for r in doc["partitions"]}
         assert {p: (r["committed_offset"], r["log_end_offset"], r["lag"])
                 for p, r in rows.items()} == {0: (2, 10, 8), 1: (9, 10, 1)}  # fmt: skip
-        assert doc["groups"] == [{"group": group, "lag": 9}]
+        assert doc["groups"] == [
+            {"group": group, "group_type": "consumer", "lag": 9, "time_lag_ms": None}
+        ]
         assert {r["member_id"] for r in rows.values()} == {c.memberid()}
         assert {r["group_state"] for r in rows.values()} == {"Stable"}
         assert {r["group_type"] for r in rows.values()} == {"consumer"}

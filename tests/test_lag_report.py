@@ -30,6 +30,7 @@ def row(group: str, topic: str, partition: int, committed: int, end: int) -> dic
         "client_id": None,
         "host": None,
         "group_type": "classic",
+        "time_lag_ms": None,
     }
 
 
@@ -84,7 +85,10 @@ def test_json_document_has_sample_time_partitions_and_topic_and_group_totals():
         {"group": "app", "topic": "payments", "lag": 9},
         {"group": "batch", "topic": "orders", "lag": 8},
     ]
-    assert doc["groups"] == [{"group": "app", "lag": 21}, {"group": "batch", "lag": 8}]
+    assert doc["groups"] == [
+        {"group": "app", "group_type": "classic", "lag": 21, "time_lag_ms": None},
+        {"group": "batch", "group_type": "classic", "lag": 8, "time_lag_ms": None},
+    ]
 
 
 def test_no_rows_make_an_empty_report():
@@ -95,7 +99,79 @@ def test_no_rows_make_an_empty_report():
 
 def test_columns_are_the_lag_table_in_order_with_numbers_right_justified():
     assert R.LAG_COLUMNS == ("group", "topic", "partition:>", "committed_offset:>",
-                             "log_end_offset:>", "lag:>", "flag", "member_id", "host")  # fmt: skip
+                             "log_end_offset:>", "lag:>", "flag", "group_type", "member_id",
+                             "host")  # fmt: skip
+    assert R.lag_columns(True) == (*R.LAG_COLUMNS[:6], "time_lag:>", *R.LAG_COLUMNS[6:])
+    assert R.lag_report(ROWS, 1).columns() == R.LAG_COLUMNS
+
+
+def timed(r: dict[str, Any], ms: int | None) -> dict[str, Any]:
+    return {**r, "time_lag_ms": ms}
+
+
+def test_time_lag_shows_seconds_in_the_table_and_milliseconds_in_the_document():
+    rows = [timed(ROWS[0], 125_000), timed(ROWS[1], 0), timed(ROWS[3], None)]
+    rep = R.lag_report(rows, 9, timed=True)
+    assert rep.columns() == R.lag_columns(True)
+    assert [r["time_lag"] for r in rep.rows] == ["2m05s", "0s", None]
+    doc = rep.document()
+    assert all("time_lag" not in r for r in doc["partitions"])
+    assert [r["time_lag_ms"] for r in doc["partitions"]] == [125_000, 0, None]
+    # A group's time lag is its largest partition's; the footer shows it.
+    assert doc["groups"][0]["time_lag_ms"] == 125_000
+    assert rep.footer[-1] == {"group": "app", "topic": "TOTAL", "lag": 12, "time_lag": "2m05s"}
+
+
+def test_group_time_lag_is_the_largest_known_and_none_when_no_partition_has_one():
+    rows = [timed(ROWS[0], None), timed(ROWS[1], 4_000), timed(ROWS[2], 1_000),
+            timed(ROWS[4], None)]  # fmt: skip
+    assert R.group_time_lags(rows) == {"app": 4_000, "batch": None}
+
+
+def test_seconds_text_reads_like_a_clock_at_every_scale():
+    cases = {0: "0s", 400: "0.4s", 4_200: "4.2s", 59_999: "59.9s", 60_000: "1m00s",
+             125_000: "2m05s", 3_600_000: "1h00m", 10_920_000: "3h02m",
+             187_200_000: "2d04h"}  # fmt: skip
+    for ms, text in cases.items():
+        assert R.seconds_text(ms) == text, ms
+    assert R.seconds_text(None) is None
+
+
+def test_fail_above_seconds_finds_groups_whose_time_lag_is_over_the_limit():
+    R.check_fail_above_seconds({"app": 300_000, "idle": None}, None)
+    R.check_fail_above_seconds({"app": 300_000, "idle": None}, 300)  # at the limit: fine
+    with pytest.raises(FindingsError) as info:
+        R.check_fail_above_seconds({"app": 300_001, "slow": 7_200_000, "idle": None}, 300)
+    assert info.value.exit_code == EXIT_FINDINGS
+    assert info.value.line() == "2 group(s) with time lag above 300s ('slow' is 2h00m behind)"
+
+
+def test_serve_and_the_one_shot_checks_exclude_each_other_and_watch():
+    R.check_lag_options(None, None, fail_above_seconds=60)
+    R.check_lag_options(None, None, serve="127.0.0.1:9308")
+    for kwargs, message in (
+        ({"watch": 5, "fail_above": None, "fail_above_seconds": 60},
+         "--fail-above-seconds is a one-shot check; it does not combine with --watch"),
+        ({"watch": None, "fail_above": 10, "serve": "h:1"},
+         "--fail-above is a one-shot check; it does not combine with --serve"),
+        ({"watch": 2, "fail_above": None, "serve": "h:1"},
+         "--serve collects every --interval; it does not combine with --watch"),
+        ({"watch": None, "fail_above": None, "fail_above_seconds": -1},
+         "--fail-above-seconds SECONDS must be 0 or more"),
+    ):  # fmt: skip
+        with pytest.raises(UsageError) as info:
+            R.check_lag_options(**kwargs)
+        assert info.value.line() == message
+
+
+def test_exporter_interval_is_a_positive_duration():
+    assert R.exporter_interval("30s") == 30
+    assert R.exporter_interval("1m30s") == 90
+    assert R.exporter_interval("500ms") == 0.5
+    with pytest.raises(UsageError):
+        R.exporter_interval("0s")
+    with pytest.raises(UsageError):
+        R.exporter_interval("soon")
 
 
 def test_one_warning_per_negative_lag_naming_group_topic_partition():

@@ -31,7 +31,7 @@ from kctl.broker import kafka_python
 from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
 from kctl.lag import rules
-from kctl.lag.arithmetic import TP, lag_of
+from kctl.lag.arithmetic import TP
 from kctl.lag.model import (
     GROUP_TYPES,
     Described,
@@ -744,57 +744,61 @@ def lag_samples(
     group_ids: list[str],
     topics: list[str] | None = None,
     listed: list[Listed] | None = None,
+    *,
+    time_lag: bool = False,
 ) -> list[dict[str, Any]]:
     """One row per (group, topic, partition) in the lag-sample schema of DESIGN.md, minus
-    ``ts_ms`` and ``cluster``: committed offset (-1 if none), log start and end offsets, lag
-    (null without a commit), group state and the owning member (null when unassigned).
+    ``ts_ms`` and ``cluster`` (:func:`kctl.lag.rows.lag_rows`), for groups of every type.
 
-    The partitions of a group are those it has committed offsets for plus those assigned to
-    its members. Committed offsets are read before the log end offsets, so a lag is never
-    negative unless the log really ends before the commit (a recreated topic, say).
-    A partition that no longer exists gets log offsets -1 and a null lag."""
+    The partitions of a group are those it has a position on (committed offsets; a share
+    group's start offsets) plus those assigned to its members. Positions are read before the
+    log end offsets, so a lag is never negative unless the log really ends before the commit
+    (a recreated topic, say). A partition that no longer exists gets log offsets -1 and a null
+    lag. ``time_lag``: also read the first record not consumed of every lagging partition
+    (:func:`kctl.broker.record_times.first_record_times`, one Fetch per leader) for
+    ``time_lag_ms``."""
+    from kctl.lag import rows as lag_rows
+
     described = reader.describe(group_ids)
-    committed = reader.committed(group_ids)
+    shares = [g for g in group_ids if g in described and described[g].type == "share"]
+    committed = reader.committed([g for g in group_ids if g not in shares])
+    share_offsets = reader.share_offsets(shares) if shares else {}
     require_known(admin, described, committed, listed)
-    owners: dict[tuple[str, str, int], Member] = {}
-    wanted: dict[str, set[TP]] = {}
-    for gid in group_ids:
-        tps = set(committed.get(gid, {}))
-        for m in described[gid].members:
-            for tp in m.assignment:
-                owners[(gid, *tp)] = m
-                tps.add(tp)
-        if topics:
-            tps = {tp for tp in tps if tp[0] in topics}
-        wanted[gid] = tps
+    positions = lag_rows.group_positions(described, group_ids, committed, share_offsets)
+    wanted, _owners = lag_rows.wanted_partitions(
+        {g: described[g] for g in group_ids}, positions, topics
+    )
     all_tps = sorted(set().union(*wanted.values())) if wanted else []
     marks = watermarks(admin, all_tps)
-    rows = []
-    gone = (-1, -1)
-    for gid in group_ids:
-        state, kind = described[gid].state, described[gid].type
-        commits = committed.get(gid, {})
-        for tp in sorted(wanted[gid]):
-            start, end = marks.get(tp, gone)
-            cur = commits.get(tp)
-            owner = owners.get((gid, *tp)) if owners else None
-            rows.append(
-                {
-                    "group": gid,
-                    "topic": tp[0],
-                    "partition": tp[1],
-                    "committed_offset": -1 if cur is None else cur,
-                    "log_start_offset": start,
-                    "log_end_offset": end,
-                    "lag": lag_of(cur, end) if end >= 0 else None,
-                    "group_state": state,
-                    "member_id": owner.member_id if owner else None,
-                    "client_id": owner.client_id if owner else None,
-                    "host": owner.host if owner else None,
-                    "group_type": kind,
-                }
-            )
-    return rows
+    times: dict[tuple[TP, int], int] | None = None
+    now_ms = 0
+    if time_lag:
+        scoped = {g: {tp: at for tp, at in positions[g].items() if tp in wanted[g]}
+                  for g in group_ids}  # fmt: skip
+        times = first_record_times(admin, reader, lag_rows.positions_to_read(scoped, marks))
+        now_ms = int(time.time() * 1000)
+    return lag_rows.lag_rows(
+        described, group_ids, committed, share_offsets, marks, topics, times, now_ms
+    )
+
+
+def first_record_times(
+    admin: Admin, reader: GroupReader, wanted: dict[TP, set[int]]
+) -> dict[tuple[TP, int], int]:
+    """The timestamp of the first data record at or after each (partition, position): one
+    round of Fetches (one per leader) per distinct position of the busiest partition, so
+    groups at the same positions cost one round; positions with no data record before the log
+    end are left out."""
+    from kctl.broker.record_times import first_record_times as fetch_times
+
+    out: dict[tuple[TP, int], int] = {}
+    queues = {tp: sorted(at) for tp, at in wanted.items()}
+    while queues:
+        round_ = {tp: at.pop(0) for tp, at in queues.items()}
+        queues = {tp: at for tp, at in queues.items() if at}
+        for tp, found in fetch_times(admin, round_, client=reader).items():
+            out[(tp, round_[tp])] = found.timestamp_ms
+    return out
 
 
 def lag_pass(
@@ -803,13 +807,15 @@ def lag_pass(
     groups: list[str],
     all_groups: bool,
     topics: list[str] | None = None,
+    *,
+    time_lag: bool = False,
 ) -> LagPass:
     """One lag pass: the groups named, or every group the cluster lists (none named means
-    every group), and their lag rows (only ``topics``, when given), stamped with the time the
-    pass began."""
+    every group), and their lag rows (only ``topics``, when given; with ``time_lag_ms`` when
+    ``time_lag``), stamped with the time the pass began."""
     ids, listed = choose_groups(admin, groups, all_groups, default_all=True)
     ts_ms = int(time.time() * 1000)
-    rows = lag_samples(admin, reader, ids, topics or None, listed) if ids else []
+    rows = lag_samples(admin, reader, ids, topics or None, listed, time_lag=time_lag) if ids else []
     return LagPass(ts_ms, ids, rows)
 
 
@@ -823,6 +829,7 @@ def watch_lag(
     note: Callable[[str], None],
     watch: float | None = None,
     record: Path | None = None,
+    time_lag: bool = False,
 ) -> LagReport:
     """``groups lag``: lag passes over one connection pool, once or every ``watch`` seconds
     until interrupted (:func:`kctl.lag.watch.run_passes`), samples appended to ``record``;
@@ -838,7 +845,7 @@ def watch_lag(
             return record_samples(record, rows, cluster_id, ts_ms)
 
         return run_passes(
-            lambda: lag_pass(admin, reader, groups, all_groups, topics),
+            lambda: lag_pass(admin, reader, groups, all_groups, topics, time_lag=time_lag),
             show,
             note,
             every=all_groups or not groups,
@@ -846,6 +853,7 @@ def watch_lag(
             record=save if record is not None else None,
             record_name=str(record),
             sleep=time.sleep,
+            timed=time_lag,
         )
 
 

@@ -24,12 +24,14 @@ def run_passes(
     record: Callable[[list[dict[str, Any]], int], int] | None = None,
     record_name: str = "",
     sleep: Callable[[float], None],
+    timed: bool = False,
 ) -> LagReport:
     """One lag pass, or one every ``watch`` seconds until interrupted; the last report.
 
     Each pass: ``sample()``; a note when every group was asked for and the cluster has none;
     ``record(rows, ts_ms)`` (samples written; noted while watching, as ``record_name``); one
-    warning per negative lag; ``show`` the report; then ``sleep(watch)`` while watching."""
+    warning per negative lag; ``show`` the report (``timed``: with time lag); then
+    ``sleep(watch)`` while watching."""
     while True:
         done = sample()
         if every and not done.groups:
@@ -40,7 +42,7 @@ def run_passes(
                 note(f"recorded {n} sample(s) to {record_name}")
         for line in negative_lag_warnings(done.rows):
             note(line)
-        report = lag_report(done.rows, done.ts_ms)
+        report = lag_report(done.rows, done.ts_ms, timed=timed)
         show(report)
         if not watch:
             return report
