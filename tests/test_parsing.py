@@ -283,3 +283,22 @@ def test_offset_range_unordered_when_asked_takes_any_integers():
     assert P.offset_range("-5", "--offsets", **_OFFSETS, ordered=False) == (-5, -5)
     # the same texts refused when ordered (the default)
     assert "want 0 <= FROM <= TO" in _usage_line(P.offset_range, "-5", "--offsets", **_OFFSETS)
+
+
+def test_listen_address_needs_an_explicit_host_and_a_port_in_range():
+    from kctl.parsing import listen_address
+
+    assert listen_address("127.0.0.1:9308", "--serve") == ("127.0.0.1", 9308)
+    assert listen_address("[::1]:9308", "--serve") == ("::1", 9308)
+    assert listen_address(" exporter.local:80 ", "--serve") == ("exporter.local", 80)
+    for bad, line in (
+        (":9308", "malformed --serve ':9308'"),
+        ("9308", "malformed --serve '9308'"),
+        ("::1:9308", "malformed --serve '::1:9308'"),
+        ("host:", "malformed --serve 'host:'"),
+        ("host:0", "--serve 'host:0': port 0 out of range"),
+        ("host:70000", "--serve 'host:70000': port 70000 out of range"),
+    ):
+        with pytest.raises(UsageError) as info:
+            listen_address(bad, "--serve")
+        assert info.value.line().startswith(line), bad
