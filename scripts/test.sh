@@ -12,6 +12,19 @@ python3 -m venv .venv
 # The broker and Kafka's own tools (the reference in tests), from Maven Central, once.
 .venv/bin/kctl local fetch ${KCTL_TEST_KAFKA_VERSION:+--kafka-version "$KCTL_TEST_KAFKA_VERSION"}
 
+# A real Prometheus server scrapes kctl's lag exporter in tests/test_lag_exporter.py: Debian's
+# `prometheus` package, installed when missing and apt-get can run as root (RUNLEVEL=1: the
+# package's service is not started). Never fatal: without it that test skips, naming what is
+# missing.
+if ! command -v prometheus >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    install_prometheus() {
+        DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq \
+            --no-install-recommends prometheus >/dev/null 2>&1
+    }
+    install_prometheus || { apt-get update -qq >/dev/null 2>&1 && install_prometheus; } \
+        || echo "scripts/test.sh: prometheus not installed (apt-get failed); its test skips" >&2
+fi
+
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy   # every kctl module; strict on the pure layers (pyproject.toml [tool.mypy])
