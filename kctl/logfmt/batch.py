@@ -309,6 +309,16 @@ def parse_at(buf: Any, pos: int, end: int) -> tuple[Batch | None, str | None, st
     )
 
 
+def cut_v2_header(buf: Any, pos: int, end: int) -> V2Header | None:
+    """The header of the magic-2 batch at ``pos`` when its 61 bytes lie before ``end``, even if
+    the batch runs on past ``end`` (a Fetch answer cut at its byte limit, where
+    :func:`parse_at` reports it truncated); its checksum cannot be checked. None when fewer
+    bytes are there, or the batch is not magic 2."""
+    if end - pos < V2_HEADER or buf[pos + 16] != 2:
+        return None
+    return _v2_header(_V2.unpack_from(buf, pos))
+
+
 def v2_headers(buf: Any, start: int, end: int) -> tuple[list[tuple[int, V2Header]], int, int]:
     """The fast walk for what most segments hold from end to end: well-formed magic-2 batches
     whose checksum holds, lying wholly in ``buf[start:end]``. Returns ([(position, header)],
