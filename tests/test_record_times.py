@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import unique
+from conftest import on_tansu, unique
 
 from kctl.lag.record_time import RecordTime
 
@@ -163,6 +163,7 @@ def test_position_on_a_commit_marker_gives_the_next_data_records_time(bootstrap,
     assert first_record_times(kadmin, {(topic, 0): 6}) == {}
 
 
+@pytest.mark.skipif(on_tansu(), reason="Tansu crashes on DeleteRecords (docs/local.md)")
 def test_records_deleted_under_the_position_give_the_log_starts_record(
     bootstrap, new_topic, kadmin
 ):
