@@ -3,13 +3,15 @@
 kctl caches), whole processes, interleaved, on the same cluster and groups.
 
     .venv/bin/python benchmarks/lag_kafka.py [--groups 200] [--partitions 50] [--runs 5]
-                                             [--bootstrap HOST:PORT]
+                                             [--bootstrap HOST:PORT] [--time-lag]
 
 Starts a 3-broker local Kafka cluster (or uses --bootstrap), creates one topic of N partitions
 with 3 records in each and G groups that committed offset 1 on every partition (lag 2 each),
 checks that both tools find the same partitions and the same total lag, then prints the median
-wall seconds and the ratio. The number of requests kctl sends (constant per broker, whatever the
-number of groups) is counted by benchmarks/lag.py through a counting proxy.
+wall seconds and the ratio. ``--time-lag`` also times `kctl groups lag --all-groups
+--time-lag` (Kafka's tool has no time lag at all) and checks every partition's time lag is set.
+The number of requests kctl sends (constant per broker, whatever the number of groups) is
+counted by benchmarks/lag.py through a counting proxy.
 """
 
 from __future__ import annotations
@@ -50,12 +52,21 @@ def kctl_total(out: str, groups: set[str]) -> tuple[int, int]:
     return len(rows), sum(r["lag"] or 0 for r in rows)
 
 
+def kctl_timed_total(out: str, groups: set[str]) -> tuple[int, int]:
+    """kctl_total, once every partition of ``groups`` has a time lag."""
+    doc = json.loads(out)
+    mine = [r for r in doc["partitions"] if r["group"] in groups]
+    assert all(r["time_lag_ms"] is not None for r in mine), "a partition without time lag"
+    return kctl_total(out, groups)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--groups", type=int, default=200)
     ap.add_argument("--partitions", type=int, default=50)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--bootstrap", help="an existing cluster (default: start a local one)")
+    ap.add_argument("--time-lag", action="store_true", help="also time groups lag --time-lag")
     args = ap.parse_args()
     compile_kctl()
 
@@ -122,6 +133,10 @@ def main() -> None:
             "kctl groups lag --all-groups": kctl_total,
             "kafka-consumer-groups.sh --describe --all-groups": kafka_total,
         }
+        if args.time_lag:
+            timed = "kctl groups lag --all-groups --time-lag"
+            commands[timed] = [*commands["kctl groups lag --all-groups"], "--time-lag"]
+            parse[timed] = kctl_timed_total
         times: dict[str, list[float]] = {name: [] for name in commands}
         for run in range(args.runs + 1):  # the first round warms up and is not counted
             for name, cmd in commands.items():
@@ -137,10 +152,10 @@ def main() -> None:
             kafka_cluster.kill_all(cluster)
         shutil.rmtree(state, ignore_errors=True)
     med = {name: statistics.median(values) for name, values in times.items()}
-    ours = med["kctl groups lag --all-groups"]
+    kafka = med["kafka-consumer-groups.sh --describe --all-groups"]
     print(f"{args.groups} groups x {args.partitions} partitions, median of {args.runs} runs")
     for name, value in med.items():
-        print(f"{name:<52} {value:8.2f} s  {value / ours:6.1f}x kctl")
+        print(f"{name:<52} {value:8.2f} s  kafka-consumer-groups.sh / this = {kafka / value:5.1f}x")
 
 
 if __name__ == "__main__":

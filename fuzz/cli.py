@@ -47,9 +47,10 @@ status``'s exit 1), an exit code other than 0, 1, 2, 3 or 130.
 The invocation list is a pure function of the command tree (and ``--seed`` for ``--sample``), so
 a finding is replayed by the command line printed for it. ``--yes``, ``--execute`` and ``--force``
 are never given (a fuzzer must not change a shared cluster), ``--follow``, ``--live`` and a valid
-``--watch`` (which run until interrupted) neither, and ``local up``/``local fetch`` (which start
-a cluster or download jars) are skipped. The commands that change a cluster without ``--yes``
-(MUTATING) run against the unreachable broker only, unless ``--mutate`` (a scratch cluster).
+``--watch`` or ``--serve`` (which run until interrupted) neither, and ``local up``/``local
+fetch`` (which start a cluster or download jars) are skipped. The commands that change a
+cluster without ``--yes`` (MUTATING) run against the unreachable broker only, unless
+``--mutate`` (a scratch cluster).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ SKIP_COMMANDS = {("local", "up"), ("local", "fetch")}
 NEVER_GIVEN = {"--yes", "--execute", "--force", "-y"}
 # Options that make a command run until interrupted: given only with values that are not a
 # valid duration (a hang would be the option's meaning, not a finding).
-LONG_RUNNING = {"--watch", "--follow", "--live"}
+LONG_RUNNING = {"--watch", "--follow", "--live", "--serve"}
 OK_CODES = {0, 1, 2, 3, 130}
 # Modules a fork server must not import (their threads do not survive fork).
 NOT_IN_SERVER = ("confluent_kafka", "kafka", "pyspark", "pyarrow")
@@ -258,11 +259,22 @@ def values_for(p: Param, files: Files) -> list[bytes]:
     else:
         values = TEXT + NUMBERS + files.paths
     if p.opt in LONG_RUNNING:
-        values = [v for v in values if not _runs_until_interrupted(v)]
+        values = [v for v in values if not _runs_until_interrupted(v, p.opt)]
     return values
 
 
-def _runs_until_interrupted(value: bytes) -> bool:
+def _runs_until_interrupted(value: bytes, opt: str = "--watch") -> bool:
+    """Whether ``value`` makes the option run until interrupted: a number of seconds above 0,
+    or for ``--serve`` an address an exporter would listen on."""
+    if opt == "--serve":
+        from kctl.errors import UsageError
+        from kctl.parsing import listen_address
+
+        try:
+            listen_address(value.decode("utf-8", "replace"), opt)
+        except UsageError:
+            return False
+        return True
     try:
         number = float(value)
     except ValueError:

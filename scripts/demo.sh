@@ -50,14 +50,14 @@ printf 'k%s\tvalue-%s\n' $(seq 1 20 | sed 'p') | step produce orders --key-separ
 step offsets get orders
 step consume orders --group demo-readers -n 12 -o jsonl --consumer-property session.timeout.ms=6000
 step consume orders --from -2 --template '{partition}:{offset} {key}={value}'
-step groups lag demo-readers
+step groups lag demo-readers --time-lag   # TIME-LAG: how old the first unread record is
 step groups reset-offsets demo-readers --topic orders --to-earliest
 # Lag history: four samples while production goes on and nobody reads, then Burrow's verdict,
 # time lag, rates and trend on Spark (local[*]; the same command runs on a cluster with --master).
 samples="$KCTL_STATE_DIR/lag.jsonl"
 for round in 1 2 3 4; do
   seq 1 10 | sed "s/.*/r$round-&\tlate-&/" | "$K" produce orders --key-separator $'\t' 2>/dev/null
-  "$K" groups lag demo-readers --record "$samples" >/dev/null
+  "$K" groups lag demo-readers --time-lag --record "$samples" >/dev/null
 done
 if command -v java >/dev/null 2>&1 || [ -n "${JAVA_HOME:-}" ]; then
   step analytics lag "$samples" --window 4 --level partition --master 'local[2]'

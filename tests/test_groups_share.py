@@ -83,6 +83,21 @@ def test_share_group_lifecycle_matches_kafka_share_groups(kctl, share_group):
         lag = "-" if row["lag"] is None else str(row["lag"])
         assert (t["START-OFFSET"], t["LAG"]) == (start, lag), (t, row)
 
+    # groups lag covers share groups: the start offset as the position, Kafka's LAG as the lag,
+    # and with --time-lag the age of the record at the start offset (the test wrote them now).
+    r = kctl("groups", "lag", group, "--time-lag", "-o", "json")
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    lagged = {(x["topic"], x["partition"]): x for x in doc["partitions"]}
+    assert set(lagged) == {(t["TOPIC"], int(t["PARTITION"])) for t in theirs}
+    for t in theirs:
+        row = lagged[(t["TOPIC"], int(t["PARTITION"]))]
+        assert (str(row["committed_offset"]), str(row["lag"])) == (t["START-OFFSET"], t["LAG"])
+        assert row["group_type"] == "share" and row["group_state"] == "Empty"
+        assert row["time_lag_ms"] is not None and row["time_lag_ms"] >= 0
+    (total,) = doc["groups"]
+    assert (total["group_type"], total["lag"]) == ("share", sum(int(t["LAG"]) for t in theirs))
+
     # A live member: --members (--verbose) and --state as Kafka's tool shows them.
     member = subprocess.Popen(
         [*java, SHARE_CONSUMER, "--bootstrap-server", bootstrap, "--topic", topic,

@@ -98,6 +98,17 @@ def test_streams_group_described_as_kafka_streams_groups_sees_it_then_deleted(kc
                                        str(x["lag"]))
         for x in ours
     }  # fmt: skip
+    # groups lag covers streams groups: the same offsets and lag, group_type streams, each
+    # partition owned by the application's member, caught up (time lag 0).
+    doc = json.loads(kctl("groups", "lag", group, "--time-lag", "-o", "json").stdout)
+    assert theirs == {
+        (x["topic"], x["partition"]): (str(x["committed_offset"]), str(x["log_end_offset"]),
+                                       str(x["lag"]))
+        for x in doc["partitions"]
+    }  # fmt: skip
+    assert {(x["group_type"], x["time_lag_ms"]) for x in doc["partitions"]} == {("streams", 0)}
+    assert all(x["member_id"] for x in doc["partitions"])
+    assert [(g["group_type"], g["lag"]) for g in doc["groups"]] == [("streams", 0)]
     assert set(theirs) == {(source, 0), (source, 1)}
 
     # --state: coordinator host:port (id), state, group epoch, target assignment epoch, members

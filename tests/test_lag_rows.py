@@ -82,3 +82,20 @@ def test_a_gone_partition_has_log_offsets_minus_one_and_no_lag():
         -1,
         None,
     )
+
+
+def test_an_unread_first_record_gives_no_time_lag_not_zero():
+    groups = {"a": group("a", "classic")}
+    rows = L.lag_rows(groups, ["a"], {"a": {("t", 0): 90}}, {}, MARKS,
+                      record_times={(("t", 0), 90): L.UNREAD}, now_ms=5)  # fmt: skip
+    assert (rows[0]["lag"], rows[0]["time_lag_ms"]) == (10, None)
+
+
+def test_unread_time_lags_are_one_warning_naming_the_first_and_how_many_more():
+    from kctl.lag.rules import unread_times_note
+
+    one = unread_times_note({(("t", 3), 7): "NOT_LEADER_OR_FOLLOWER"})
+    assert one == ("kctl: warning: no time lag for t[3]: its first unconsumed record could not "
+                   "be read (NOT_LEADER_OR_FOLLOWER)")  # fmt: skip
+    many = unread_times_note({(("t", 3), 7): "x", (("a", 0), 1): "y", (("t", 1), 2): "z"})
+    assert many.startswith("kctl: warning: no time lag for a[0] and 2 more:") and "(y)" in many

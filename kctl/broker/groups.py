@@ -746,6 +746,7 @@ def lag_samples(
     listed: list[Listed] | None = None,
     *,
     time_lag: bool = False,
+    notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (group, topic, partition) in the lag-sample schema of DESIGN.md, minus
     ``ts_ms`` and ``cluster`` (:func:`kctl.lag.rows.lag_rows`), for groups of every type.
@@ -756,7 +757,8 @@ def lag_samples(
     (a recreated topic, say). A partition that no longer exists gets log offsets -1 and a null
     lag. ``time_lag``: also read the first record not consumed of every lagging partition
     (:func:`kctl.broker.record_times.first_record_times`, one Fetch per leader) for
-    ``time_lag_ms``."""
+    ``time_lag_ms``; partitions whose first record cannot be read get a null time lag and a
+    line in ``notes``."""
     from kctl.lag import rows as lag_rows
 
     described = reader.describe(group_ids)
@@ -775,29 +777,41 @@ def lag_samples(
     if time_lag:
         scoped = {g: {tp: at for tp, at in positions[g].items() if tp in wanted[g]}
                   for g in group_ids}  # fmt: skip
-        times = first_record_times(admin, reader, lag_rows.positions_to_read(scoped, marks))
+        failed: dict[tuple[TP, int], str] = {}
+        times = first_record_times(admin, reader, lag_rows.positions_to_read(scoped, marks), failed)
         now_ms = int(time.time() * 1000)
+        if failed and notes is not None:
+            notes.append(rules.unread_times_note(failed))
     return lag_rows.lag_rows(
         described, group_ids, committed, share_offsets, marks, topics, times, now_ms
     )
 
 
 def first_record_times(
-    admin: Admin, reader: GroupReader, wanted: dict[TP, set[int]]
+    admin: Admin,
+    reader: GroupReader,
+    wanted: dict[TP, set[int]],
+    failed: dict[tuple[TP, int], str],
 ) -> dict[tuple[TP, int], int]:
     """The timestamp of the first data record at or after each (partition, position): one
     round of Fetches (one per leader) per distinct position of the busiest partition, so
     groups at the same positions cost one round; positions with no data record before the log
-    end are left out."""
+    end are left out. One that cannot be read maps to ``UNREAD`` and its reason goes to
+    ``failed``; a record without a timestamp (pre-0.10) maps to ``UNREAD`` too."""
     from kctl.broker.record_times import first_record_times as fetch_times
+    from kctl.lag.rows import UNREAD
 
     out: dict[tuple[TP, int], int] = {}
     queues = {tp: sorted(at) for tp, at in wanted.items()}
     while queues:
         round_ = {tp: at.pop(0) for tp, at in queues.items()}
         queues = {tp: at for tp, at in queues.items() if at}
-        for tp, found in fetch_times(admin, round_, client=reader).items():
-            out[(tp, round_[tp])] = found.timestamp_ms
+        errors: dict[TP, str] = {}
+        for tp, found in fetch_times(admin, round_, client=reader, errors=errors).items():
+            out[(tp, round_[tp])] = found.timestamp_ms if found.timestamp_ms >= 0 else UNREAD
+        for tp, why in errors.items():
+            out[(tp, round_[tp])] = UNREAD
+            failed[(tp, round_[tp])] = why
     return out
 
 
@@ -815,8 +829,13 @@ def lag_pass(
     ``time_lag``), stamped with the time the pass began."""
     ids, listed = choose_groups(admin, groups, all_groups, default_all=True)
     ts_ms = int(time.time() * 1000)
-    rows = lag_samples(admin, reader, ids, topics or None, listed, time_lag=time_lag) if ids else []
-    return LagPass(ts_ms, ids, rows)
+    notes: list[str] = []
+    rows = (
+        lag_samples(admin, reader, ids, topics or None, listed, time_lag=time_lag, notes=notes)
+        if ids
+        else []
+    )
+    return LagPass(ts_ms, ids, rows, notes)
 
 
 def watch_lag(

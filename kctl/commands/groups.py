@@ -12,6 +12,7 @@ import typer
 from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import group_names, topic_names
 from kctl.formatters import Output, cols, emit
+from kctl.parsing import listen_address
 
 if TYPE_CHECKING:
     from kctl.lag.report import LagReport
@@ -103,8 +104,10 @@ def describe(
     epilog=example(
         "kctl groups lag orders-app",
         "kctl groups lag --fail-above 10000   # every group; exit 3 when one lags more (cron, CI)",
+        "kctl groups lag orders-app --time-lag --fail-above-seconds 300",
         "kctl groups lag --all-groups --record lag.jsonl   # samples for kctl analytics",
         "kctl groups lag orders-app --topic orders --watch 5",
+        "kctl groups lag --serve 127.0.0.1:9308 --interval 30s   # a Prometheus exporter",
     ),
 )
 def lag(
@@ -117,8 +120,20 @@ def lag(
     topic: list[str] = typer.Option(
         [], "--topic", "-t", help="Only these topics (repeatable).", autocompletion=topic_names
     ),
+    time_lag: bool = typer.Option(
+        False,
+        "--time-lag",
+        help="Add TIME-LAG: now minus the timestamp of the first record not consumed "
+        "(one Fetch per partition leader).",
+    ),
     fail_above: int | None = typer.Option(
         None, "--fail-above", help="Exit 3 when a group's total lag exceeds N.", metavar="N"
+    ),
+    fail_above_seconds: float | None = typer.Option(
+        None,
+        "--fail-above-seconds",
+        help="Exit 3 when a group's time lag exceeds SECONDS (implies --time-lag).",
+        metavar="SECONDS",
     ),
     watch: float | None = typer.Option(
         None, "--watch", help="Redraw every SECONDS until Ctrl-C.", metavar="SECONDS"
@@ -129,32 +144,61 @@ def lag(
         help="Append lag samples to FILE (.jsonl or .parquet) for kctl analytics.",
         metavar="FILE",
     ),
+    serve: str | None = typer.Option(
+        None,
+        "--serve",
+        help="Serve lag and time lag to Prometheus on HOST:PORT (an exporter: it collects "
+        "every --interval; scrapes read the last collection). SIGTERM or Ctrl-C ends it.",
+        metavar="HOST:PORT",
+    ),
+    interval: str = typer.Option(
+        "30s", "--interval", help="With --serve: time between collections.", metavar="DURATION"
+    ),
+    cluster_name: str | None = typer.Option(
+        None,
+        "--cluster-name",
+        help="With --serve: the cluster_name label (default: the cluster id).",
+        metavar="NAME",
+    ),
 ) -> None:
-    """Lag per partition with totals per group and per topic; samples for kctl analytics.
+    """Lag per partition with totals per group and per topic, for every group type (classic,
+    consumer, share, streams); time lag; samples for kctl analytics; a Prometheus exporter.
 
     Requests do not grow with groups or partitions: one DescribeGroups and one OffsetFetch per
-    coordinator, ListOffsets per partition leader."""
+    coordinator, ListOffsets per partition leader; --time-lag adds one Fetch per leader."""
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
     from kctl.lag import report as R
 
-    R.check_lag_options(watch, fail_above, record)
+    R.check_lag_options(watch, fail_above, record, fail_above_seconds=fail_above_seconds,
+                        serve=serve)  # fmt: skip
+    admin, ids = Admin(connection(ctx)), [*(groups or []), *group_option]
+    if serve is not None:
+        from kctl.broker.lag_exporter import serve as run_exporter
+
+        host, port = listen_address(serve, "--serve")
+        every = R.exporter_interval(interval)
+        run_exporter(admin, ids, all_groups, topic or None, host=host, port=port,
+                     interval=every, cluster_name=cluster_name, record=record,
+                     note=note)  # fmt: skip
+        return
+    timed = time_lag or fail_above_seconds is not None
     view, redraw = output_view(ctx), bool(watch) and sys.stdout.isatty()
 
     def show(report: LagReport) -> None:
         if redraw:
             sys.stdout.write("\x1b[2J\x1b[H")
         title = R.watch_title(watch) if redraw and watch else None
-        out = Output(report.rows, cols(*R.LAG_COLUMNS), doc=report.document(), title=title,
+        out = Output(report.rows, cols(*report.columns()), doc=report.document(), title=title,
                      footer=report.footer, footer_by="group")  # fmt: skip
         emit(out, view)
         if watch:
             sys.stdout.flush()
 
-    admin, ids = Admin(connection(ctx)), [*(groups or []), *group_option]
     last = G.watch_lag(admin, ids, all_groups, topic, show=show, note=note, watch=watch,
-                       record=record)  # fmt: skip
+                       record=record, time_lag=timed)  # fmt: skip
     R.check_fail_above(last.group_totals, fail_above)
+    R.check_fail_above_seconds(last.time_lags, fail_above_seconds)
 
 
 @app.command(

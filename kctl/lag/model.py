@@ -70,6 +70,7 @@ class LagPass:
     ts_ms: int
     groups: list[str]
     rows: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)  # warnings for stderr (unread time lags)
 
 
 @dataclass

@@ -18,7 +18,7 @@ LAG_COLUMNS = (
     "group", "topic", "partition:>", "committed_offset:>", "log_end_offset:>", "lag:>",
     "flag", "group_type", "member_id", "host",
 )  # fmt: skip
-# With --time-lag: TIME_LAG (the seconds, for people) after LAG.
+# With --time-lag: TIME-LAG (the seconds, for people) after LAG.
 TIME_LAG_COLUMNS = (*LAG_COLUMNS[:6], "time_lag:>", *LAG_COLUMNS[6:])
 # Row keys only the table shows (the document has the numbers they are made of).
 _DISPLAY_ONLY = ("time_lag",)

@@ -91,16 +91,23 @@ def group_positions(
     }
 
 
+UNREAD = -1  # a record time that could not be read (or a record without a timestamp)
+
+
 def time_lag_ms(
     position: int | None, end: int, first_record_ts: int | None, now_ms: int
 ) -> int | None:
     """now - the timestamp of the first record not consumed, never below 0 (a producer's
     clock ahead of ours); 0 when caught up or when no data record is left before the end
-    (transaction markers only); None without a position or a log end."""
+    (``first_record_ts`` None: transaction markers only); None without a position or a log
+    end, and when the record's time is unknown (``first_record_ts`` below 0: unreadable, or a
+    pre-0.10 record without a timestamp)."""
     if position is None or position < 0 or end < 0:
         return None
     if position >= end or first_record_ts is None:
         return 0
+    if first_record_ts < 0:
+        return None
     return max(0, now_ms - first_record_ts)
 
 
@@ -118,7 +125,8 @@ def lag_rows(
     sorted. ``committed``: classic/consumer/streams groups' commits; ``share_offsets``: share
     groups' (start offset, broker lag); ``record_times``: per (partition, position read, as
     :func:`read_position` chooses it) the timestamp of the first data record there or after
-    (absent: none before the end); None when time lag was not asked for."""
+    (absent: none before the end; below 0: unknown, see :func:`time_lag_ms`); None when time
+    lag was not asked for."""
     positions = group_positions(groups, group_ids, committed, share_offsets)
     wanted, owners = wanted_partitions({g: groups[g] for g in group_ids}, positions, topics)
     rows = []

@@ -472,3 +472,13 @@ def reset_done(plan: ResetPlan) -> str:
     if plan.share:
         return f"set {len(plan.rows)} start offset(s) of share group {plan.group!r}"
     return f"committed {len(plan.rows)} offset(s) for group {plan.group!r}"
+
+
+def unread_times_note(failed: dict[tuple[TP, int], str]) -> str:
+    """The stderr warning for partitions whose time lag could not be read (shown as null)."""
+    ((t, p), _at), why = sorted(failed.items())[0]
+    more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
+    return (
+        f"kctl: warning: no time lag for {t}[{p}]{more}: its first unconsumed record could "
+        f"not be read ({why})"
+    )

@@ -40,7 +40,7 @@ def run_passes(
             n = record(done.rows, done.ts_ms)
             if watch:
                 note(f"recorded {n} sample(s) to {record_name}")
-        for line in negative_lag_warnings(done.rows):
+        for line in [*done.notes, *negative_lag_warnings(done.rows)]:
             note(line)
         report = lag_report(done.rows, done.ts_ms, timed=timed)
         show(report)
