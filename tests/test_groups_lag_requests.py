@@ -28,9 +28,11 @@ class _SentLog(logging.Handler):
             self.sent[(match.group(2), match.group(1))] += 1
 
 
-def lag_requests(bootstrap: str, groups: list[str]) -> tuple[int, Counter[tuple[str, Any]]]:
-    """Rows of ``kctl groups lag GROUPS`` (the function behind it) and the requests it sent,
-    per (API, broker)."""
+def lag_requests(
+    bootstrap: str, groups: list[str], time_lag: bool = False
+) -> tuple[int, Counter[tuple[str, Any]]]:
+    """Rows of ``kctl groups lag GROUPS [--time-lag]`` (the function behind it) and the
+    requests it sent, per (API, broker)."""
     from kctl.broker import groups as G
     from kctl.broker.client import Admin
     from kctl.broker.connect import Connection
@@ -51,7 +53,17 @@ def lag_requests(bootstrap: str, groups: list[str]) -> tuple[int, Counter[tuple[
                 return plain_send(request, what, node_id)
 
             reader.send = counted  # type: ignore[method-assign]
-            rows = G.lag_samples(admin, reader, groups)
+            # The time lag's Fetches go to kafka-python's connection manager directly.
+            manager = reader.client._manager
+            plain_manager_send = manager.send
+
+            def counted_fetch(request: Any, node_id: int | None = None, **kw: Any) -> Any:
+                if type(request).__name__ == "FetchRequest":
+                    sent[("Fetch", node_id)] += 1
+                return plain_manager_send(request, node_id=node_id, **kw)
+
+            manager.send = counted_fetch
+            rows = G.lag_samples(admin, reader, groups, time_lag=time_lag)
         for _ in range(50):  # serve the log lines librdkafka queued (bounded)
             if not admin.client.poll(0.1):
                 break
@@ -60,11 +72,14 @@ def lag_requests(bootstrap: str, groups: list[str]) -> tuple[int, Counter[tuple[
     sent.update({(api, broker): n for (api, broker), n in log.sent.items() if api == "ListOffsets"})
     assert {r["group"] for r in rows} == set(groups)
     assert all(r["lag"] == 1 for r in rows), rows[:3]
+    if time_lag:
+        assert all(r["time_lag_ms"] is not None and r["time_lag_ms"] >= 0 for r in rows), rows[:3]
     return len(rows), sent
 
 
+@pytest.mark.parametrize("time_lag", [False, True], ids=["lag", "time-lag"])
 def test_lag_requests_per_broker_do_not_grow_with_the_number_of_groups(
-    bootstrap, new_topic, broker_apis
+    bootstrap, new_topic, broker_apis, time_lag
 ):
     from confluent_kafka import Producer
 
@@ -84,8 +99,8 @@ def test_lag_requests_per_broker_do_not_grow_with_the_number_of_groups(
     for g in groups:
         commit_offsets(bootstrap, g, {(topic, p): 1 for p in range(PARTITIONS)})
 
-    few_rows, few = lag_requests(bootstrap, groups[:3])
-    many_rows, many = lag_requests(bootstrap, groups)
+    few_rows, few = lag_requests(bootstrap, groups[:3], time_lag)
+    many_rows, many = lag_requests(bootstrap, groups, time_lag)
     assert (few_rows, many_rows) == (3 * PARTITIONS, 36 * PARTITIONS)
     for sent in (few, many):
         per_api = Counter(api for api, _broker in sent.elements())
@@ -96,5 +111,9 @@ def test_lag_requests_per_broker_do_not_grow_with_the_number_of_groups(
         assert all(n <= 2 for (api, _), n in sent.items() if api == "ListOffsets"), sent
         assert 1 <= per_api["DescribeGroups"] == per_api["OffsetFetch"] <= 3, sent
         assert 2 <= per_api["ListOffsets"] <= 6, sent
+        # --time-lag: one Fetch per partition leader for every group's first unread records
+        # (the groups sit at the same position: one round).
+        fetches = [n for (api, _broker), n in sent.items() if api == "Fetch"]
+        assert (1 <= len(fetches) <= 3 and set(fetches) == {1}) if time_lag else not fetches, sent
     # Twelve times the groups, at most the brokers' count of each request: never per group.
-    assert sum(many.values()) <= 1 + 3 + 3 + 6 < len(groups), many
+    assert sum(many.values()) <= 1 + 3 + 3 + 6 + (3 if time_lag else 0) < len(groups), many
