@@ -6,7 +6,8 @@ kctl caches), whole processes, interleaved, on the same cluster and groups.
                                              [--bootstrap HOST:PORT] [--time-lag]
 
 Starts a 3-broker local Kafka cluster (or uses --bootstrap), creates one topic of N partitions
-with 3 records in each and G groups that committed offset 1 on every partition (lag 2 each),
+with 3 records in each and G groups that committed offset 1 on every partition (lag 2 each;
+``--spread K``: K + 2 records and group i at offset 1 + i % K),
 checks that both tools find the same partitions and the same total lag, then prints the median
 wall seconds and the ratio. ``--time-lag`` also times `kctl groups lag --all-groups
 --time-lag` (Kafka's tool has no time lag at all) and checks every partition's time lag is set.
@@ -67,6 +68,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--bootstrap", help="an existing cluster (default: start a local one)")
     ap.add_argument("--time-lag", action="store_true", help="also time groups lag --time-lag")
+    ap.add_argument("--spread", type=int, default=1,
+                    help="groups sit at this many different offsets (time lag: one Fetch round "
+                         "per distinct position)")  # fmt: skip
     args = ap.parse_args()
     compile_kctl()
 
@@ -92,14 +96,19 @@ def main() -> None:
         while topic not in admin.list_topics(timeout=10).topics and time.monotonic() < deadline:
             time.sleep(0.1)
         p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
-        for _ in range(3):
+        for _ in range(2 + args.spread):
             for part in range(args.partitions):
                 p.produce(topic, b"x", partition=part)
             p.flush(30)
         groups = [f"lag-bench-{run_id}-{i:04d}" for i in range(args.groups)]
+        position = {g: 1 + i % args.spread for i, g in enumerate(groups)}
+
+        def at(g: str) -> int:
+            return position[g]
+
         for g in groups:
             req = ConsumerGroupTopicPartitions(
-                g, [TopicPartition(topic, q, 1) for q in range(args.partitions)]
+                g, [TopicPartition(topic, q, at(g)) for q in range(args.partitions)]
             )
             # AlterConsumerGroupOffsets answers per partition (NOT_COORDINATOR while
             # __consumer_offsets is created or loads): retry until every partition took it.
@@ -114,7 +123,9 @@ def main() -> None:
             else:
                 raise SystemExit(f"could not commit the offsets of {g}")
         wanted = set(groups)
-        expected = (args.groups * args.partitions, args.groups * args.partitions * 2)
+        end = 2 + args.spread
+        expected = (args.groups * args.partitions,
+                    sum(end - position[g] for g in groups) * args.partitions)  # fmt: skip
         java = shutil.which("java") or "java"
         libs = locate(None).libs
         env = {**os.environ, "KCTL_CONFIG": str(state / "c.yaml")}
