@@ -103,6 +103,50 @@ def test_window_complete_is_the_share_of_the_window_filled(spark):  # noqa: F811
     assert by_ts(df, "window_complete") == [0.25, 0.5, 0.75]
 
 
+def test_spark_statuses_are_the_rules_of_kctl_lag_burrow_across_arrow_batches(spark):  # noqa: F811
+    # One implementation: every sample's status and window_complete in Spark equal
+    # kctl.lag.burrow.statuses over its partition's samples, also when a partition's samples
+    # are split across Arrow batches of 3 rows (the window carries on) and partitions
+    # of several groups interleave.
+    import random
+
+    from kctl.lag import burrow as rules
+
+    rnd = random.Random(33)
+    rows = []
+    for group in ("a", "b"):
+        for partition in range(3):
+            committed, leo = [], []
+            c, e = 0, 0
+            for _ in range(12):
+                e += rnd.choice([0, 0, 5, 10])
+                c = rnd.choice([c, c, min(c + 5, e), e, max(c - 3, 0), -1 if c == 0 else c])
+                committed.append(c)
+                leo.append(e)
+            members = [rnd.choice(["m", None]) for _ in committed]
+            rows += series(committed, leo, members, group=group, partition=partition)
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "3")
+    try:
+        got = burrow.with_partition_status(frame(spark, rows), 4).collect()
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark_rows = {(r["group"], r["partition"], r["ts_ms"]): r for r in got}
+    assert len(spark_rows) == len(rows)
+    for group in ("a", "b"):
+        for partition in range(3):
+            mine = sorted(
+                (r for r in rows if (r["group"], r["partition"]) == (group, partition)),
+                key=lambda r: r["ts_ms"],
+            )
+            entries = [
+                rules.Entry(r["ts_ms"], r["committed_offset"], r["lag"], r["member_id"])
+                for r in mine
+            ]
+            expected = rules.statuses(entries, 4)
+            judged = [spark_rows[(group, partition, r["ts_ms"])] for r in mine]
+            assert [(r["status"], r["window_complete"]) for r in judged] == expected
+
+
 def _group_status(spark, partition_statuses):  # noqa: F811
     from pyspark.sql import functions as F
 
@@ -228,3 +272,28 @@ def test_group_series_carries_the_group_status_at_every_sample(spark):  # noqa: 
     s = T.series(T.enrich(frame(spark, stalled + fine), 2), T.GROUP_KEYS)
     assert by_ts(s, "status") == ["ERR", "ERR", "ERR"]
     assert by_ts(s, "ts_ms") == [BASE_TS, BASE_TS + 1000, BASE_TS + 2000]
+
+
+def test_the_rule_modules_shipped_to_spark_workers_work_without_kctl_installed(tmp_path):
+    # runner.build_session ships this zip with every job: a worker with neither kctl nor
+    # site-packages imports the Arrow step and its rules from it alone.
+    import subprocess
+    import sys
+
+    from kctl.analytics import runner
+
+    archive = runner.rules_archive()
+    code = (
+        "import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if 'site-packages' not in p]\n"
+        "from kctl.analytics import burrow\n"
+        "from kctl.lag import burrow as rules\n"
+        "assert burrow.__file__.startswith(sys.argv[1]), burrow.__file__\n"
+        "entries = [rules.Entry(i, 10, 5, 'm') for i in range(3)]\n"
+        "print([s for s, _ in rules.statuses(entries, 3)])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code, archive], capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['STALL', 'STALL', 'STALL']"

@@ -204,7 +204,7 @@ def test_observe_memory_stays_bounded_by_the_window() -> None:
     windows = StatusWindows(3)
     for i in range(1000):
         windows.observe([_row("g", p, i, i + p, "m") for p in range(5)], i)
-    sizes = [len(w._points) for w in windows._partitions.values()]
+    sizes = [len(w) for w in windows._partitions.values()]
     assert sizes == [3] * 5
 
 

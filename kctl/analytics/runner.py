@@ -135,10 +135,18 @@ def session_conf(master: str, conf: dict[str, str], log_level: str = "ERROR") ->
         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
     }
     merged = {**ours, **conf}
+    merged["spark.pyspark.python"] = worker_python(conf)
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         if key in conf:
             merged[key] = f"{ours[key]} {conf[key]}"
     return merged
+
+
+def worker_python(conf: dict[str, str]) -> str:
+    """The Python that Spark's Python workers run (Burrow's rules, kctl.analytics.burrow, run
+    there and need pyarrow): ``--conf spark.pyspark.python``, else ``PYSPARK_PYTHON``, else
+    this interpreter (Spark's own default, ``python3`` on the PATH, may lack pyarrow)."""
+    return conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
 
 
 def build_session(
@@ -148,6 +156,9 @@ def build_session(
     _require_pyspark()
     _require_java()
     from pyspark.sql import SparkSession
+
+    # pyspark takes the workers' Python from the environment when the context starts.
+    os.environ["PYSPARK_PYTHON"] = worker_python(conf or {})
 
     builder = SparkSession.builder
     for key, value in session_conf(master, conf or {}, "WARN" if debug else "ERROR").items():
@@ -163,7 +174,40 @@ def build_session(
         while _restore_stderr:  # Python's stderr is its own again; the JVM keeps the filter
             _restore_stderr.pop()()
     spark.sparkContext.setLogLevel("WARN" if debug else "ERROR")
+    spark.sparkContext.addPyFile(rules_archive())
     return spark
+
+
+# The modules Spark's Python workers run (kctl.analytics.burrow's Arrow function and the rules
+# of kctl.lag.burrow), with their packages' faces: pure, importing nothing else of kctl.
+WORKER_MODULES = (
+    "kctl/__init__.py",
+    "kctl/lag/__init__.py",
+    "kctl/lag/burrow.py",
+    "kctl/analytics/__init__.py",
+    "kctl/analytics/burrow.py",
+)
+
+
+def rules_archive() -> str:
+    """A zip of ``WORKER_MODULES`` for ``SparkContext.addPyFile``, so that executors on any
+    cluster run the same rule code as the driver without kctl installed there. Named after
+    its content (written once, reused)."""
+    import hashlib
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sources = {name: (root / name).read_bytes() for name in WORKER_MODULES}
+    digest = hashlib.sha256(b"".join(n.encode() + b"\0" + s for n, s in sources.items()))
+    path = Path(tempfile.gettempdir()) / f"kctl-spark-rules-{digest.hexdigest()[:16]}.zip"
+    if not path.exists():
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        with zipfile.ZipFile(partial, "w") as archive:
+            for name, source in sources.items():
+                archive.writestr(name, source)
+        os.replace(partial, path)
+    return str(path)
 
 
 @contextmanager

@@ -70,90 +70,105 @@ class Entry:
     member_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Point:
-    """An entry as the window keeps it (all None but ``ts_ms`` for a sample without a commit)."""
-
-    ts_ms: int
-    offset: int | None  # the committed offset
-    lag: int | None  # the lag, negative clamped to 0 (Burrow's)
-    negative: bool  # the sample's lag was negative
-    commit_ts: int | None  # the derived commit time
-    d_offset: int | None  # change of offset / lag from the sample before (None without one)
-    d_lag: int | None
+# A sample as the window keeps it: (committed offset, lag with a negative one clamped to 0
+# (Burrow's), whether the lag was negative, the derived commit time, the change of offset and of
+# lag from the sample before (None without one)). All None (negative False) without a commit.
+_Point = tuple[int | None, int | None, bool, int | None, int | None, int | None]
+_NO_COMMIT: _Point = (None, None, False, None, None, None)
 
 
-class _PartitionWindow:
-    """The sliding window of one partition: the last ``window`` points, plus the time the
-    committed offset last changed. Each ``push`` is O(window)."""
+class PartitionWindow:
+    """The sliding window of one partition: the last ``window`` samples, plus the time the
+    committed offset last changed. Feed it the partition's samples in time order; each ``add``
+    is O(window). ``statuses`` and ``StatusWindows`` are made of it; so is analytics' Spark
+    step, which streams sorted rows through one window per partition."""
 
-    __slots__ = ("_last_change_ts", "_points", "_previous", "_window")
+    __slots__ = ("_entries", "_last_change_ts", "_points", "_previous", "_window")
 
-    def __init__(self, window: int) -> None:
+    def __init__(self, window: int = DEFAULT_WINDOW) -> None:
         if window < 1:
             raise ValueError("the window must hold at least one sample")
         self._window = window
         self._points: deque[_Point] = deque(maxlen=window)
+        self._entries = 0  # points with a commit in the window
         self._last_change_ts: int | None = None
-        self._previous: _Point | None = None
+        self._previous: _Point = _NO_COMMIT
+
+    def __len__(self) -> int:
+        """The samples in the window."""
+        return len(self._points)
 
     def push(self, entry: Entry) -> tuple[str | None, float]:
-        """Add the next sample (in time order); its status and the window's completeness."""
-        point = self._point(entry)
-        self._points.append(point)
-        self._previous = point
-        return self._status(point), self._complete()
+        """``add`` of an ``Entry``."""
+        return self.add(entry.ts_ms, entry.committed_offset, entry.lag, entry.member_id)
 
-    def _point(self, entry: Entry) -> _Point:
-        previous = self._previous
-        if entry.committed_offset is None or entry.committed_offset < 0:
-            return _Point(entry.ts_ms, None, None, False, None, None, None)
-        offset = entry.committed_offset
-        raw_lag = entry.lag or 0
-        lag = max(raw_lag, 0)
-        prev_offset = previous.offset if previous is not None else None
-        prev_lag = previous.lag if previous is not None else None
-        if prev_offset is None or offset != prev_offset:
-            self._last_change_ts = entry.ts_ms
-        commit_ts = entry.ts_ms if entry.member_id is not None else self._last_change_ts
-        return _Point(
-            ts_ms=entry.ts_ms,
-            offset=offset,
-            lag=lag,
-            negative=raw_lag < 0,
-            commit_ts=commit_ts,
-            d_offset=None if prev_offset is None else offset - prev_offset,
-            d_lag=None if prev_lag is None else lag - prev_lag,
-        )
-
-    def _complete(self) -> float:
-        entries = sum(1 for p in self._points if p.offset is not None)
-        return min(entries / float(self._window), 1.0)
-
-    def _status(self, now: _Point) -> str | None:
-        if now.offset is None:
-            return None
-        if now.negative:
-            return "NEGATIVE"
+    def add(
+        self, ts_ms: int, committed_offset: int | None, lag: int | None, member_id: str | None
+    ) -> tuple[str | None, float]:
+        """Add the partition's next sample (in time order): the status of the window ending
+        there and ``window_complete`` (samples with a commit in it / window)."""
         points = self._points
-        if now.lag == 0 or any(p.lag == 0 and not p.negative for p in points):
+        if len(points) == self._window and points[0][0] is not None:
+            self._entries -= 1  # the oldest leaves as this one comes in
+        if committed_offset is None or committed_offset < 0:
+            points.append(_NO_COMMIT)
+            self._previous = _NO_COMMIT
+            return None, self._entries / self._window
+        raw_lag = lag or 0
+        lag0 = raw_lag if raw_lag > 0 else 0
+        prev_offset, prev_lag = self._previous[0], self._previous[1]
+        if prev_offset is None or committed_offset != prev_offset:
+            self._last_change_ts = ts_ms
+        commit_ts = ts_ms if member_id is not None else self._last_change_ts
+        point: _Point = (
+            committed_offset,
+            lag0,
+            raw_lag < 0,
+            commit_ts,
+            None if prev_offset is None else committed_offset - prev_offset,
+            None if prev_lag is None else lag0 - prev_lag,
+        )
+        points.append(point)
+        self._previous = point
+        self._entries += 1
+        return self._status(ts_ms, point), self._entries / self._window
+
+    def _status(self, now_ts: int, now: _Point) -> str | None:
+        if now[2]:
+            return "NEGATIVE"
+        if now[1] == 0:
             return "OK"
-        # The pairs (i-1, i) with both in the window: the d_* of all points but the window's
-        # first once it is full (its d_* pairs it with a sample that has left).
-        pairs = list(points)[1:] if len(points) == self._window else list(points)
-        d_offsets = [p.d_offset for p in pairs if p.d_offset is not None]
-        d_lags = [p.d_lag for p in pairs if p.d_lag is not None]
-        if d_offsets and min(d_offsets) < 0:
+        # One pass over the window. The pairs (i-1, i) with both in the window are the d_* of
+        # every point but the window's first once it is full (that one's pair has left).
+        skip_first = len(self._points) == self._window
+        first_commit: int | None = None
+        min_d_offset: int | None = None
+        moved = False
+        min_d_lag: int | None = None
+        for i, (_off, lag0, negative, commit_ts, d_offset, d_lag) in enumerate(self._points):
+            if lag0 == 0 and not negative:  # a negative lag is not the lag zero of rule 1
+                return "OK"
+            if first_commit is None:
+                first_commit = commit_ts
+            if i == 0 and skip_first:
+                continue
+            if d_offset is not None:
+                if min_d_offset is None or d_offset < min_d_offset:
+                    min_d_offset = d_offset
+                moved = moved or d_offset != 0
+            if d_lag is not None and (min_d_lag is None or d_lag < min_d_lag):
+                min_d_lag = d_lag
+        if min_d_offset is not None and min_d_offset < 0:
             return "REWIND"
-        last_commit = now.commit_ts
-        first_commit = next(p.commit_ts for p in points if p.commit_ts is not None)
-        assert last_commit is not None  # a sample with a commit always has a commit time
-        if now.ts_ms - last_commit > last_commit - first_commit:
+        last_commit = now[3]
+        # A sample with a commit always has a commit time (its own, or the last change's).
+        assert last_commit is not None and first_commit is not None
+        if now_ts - last_commit > last_commit - first_commit:
             return "STOP"
         # Without pairs Burrow's loops are vacuously true (stalled, not decreasing).
-        if not d_offsets or max(abs(d) for d in d_offsets) == 0:
+        if not moved:
             return "STALL"
-        if not d_lags or min(d_lags) >= 0:
+        if min_d_lag is None or min_d_lag >= 0:
             return "WARN"
         return "OK"
 
@@ -165,7 +180,7 @@ def statuses(
     NEGATIVE, None for a sample without a commit) of each sample over the window of the last
     ``window`` samples ending there, and ``window_complete`` (samples with a commit in that
     window / ``window``)."""
-    partition = _PartitionWindow(window)
+    partition = PartitionWindow(window)
     return [partition.push(entry) for entry in entries]
 
 
@@ -177,7 +192,7 @@ class StatusWindows:
         if window < 1:
             raise ValueError("the window must hold at least one sample")
         self._window = window
-        self._partitions: dict[tuple[str, str, int], _PartitionWindow] = {}
+        self._partitions: dict[tuple[str, str, int], PartitionWindow] = {}
 
     def __len__(self) -> int:
         """The partitions held."""
@@ -190,22 +205,19 @@ class StatusWindows:
         member_id) sampled at ``ts_ms``; the status of every partition in it. Partitions absent
         from the pass are forgotten (memory stays bounded); one that comes back starts a new
         window."""
-        kept: dict[tuple[str, str, int], _PartitionWindow] = {}
+        kept: dict[tuple[str, str, int], PartitionWindow] = {}
         result: dict[tuple[str, str, int], str | None] = {}
         for row in rows:
             key = (row["group"], row["topic"], int(row["partition"]))
             partition = kept.get(key)
             if partition is None:
-                partition = self._partitions.get(key) or _PartitionWindow(self._window)
+                partition = self._partitions.get(key)
+                if partition is None:
+                    partition = PartitionWindow(self._window)
                 kept[key] = partition
-            committed = row.get("committed_offset")
-            entry = Entry(
-                ts_ms=ts_ms,
-                committed_offset=-1 if committed is None else int(committed),
-                lag=row.get("lag"),
-                member_id=row.get("member_id"),
+            result[key], _ = partition.add(
+                ts_ms, row.get("committed_offset"), row.get("lag"), row.get("member_id")
             )
-            result[key], _ = partition.push(entry)
         self._partitions = kept
         return result
 
