@@ -20,13 +20,19 @@ if TYPE_CHECKING:
 PARTITION_KEYS = burrow.PARTITION_KEYS
 TOPIC_KEYS = ("cluster", "group", "topic")
 GROUP_KEYS = ("cluster", "group")
-TP_KEYS = ("cluster", "topic", "partition")  # a log: its end offset is shared by every group
+TP_KEYS = burrow.CLUSTER_KEYS  # (cluster, topic, partition): a log, its end shared by every group
 P95_ACCURACY = 10_000
 
 
 def with_time_lag(df: DataFrame) -> DataFrame:
-    """Add ``time_lag_s`` (seconds behind) and ``time_lag_extrapolated`` to every sample with
-    a committed offset, the way kafka-lag-exporter estimates it.
+    """Add ``time_lag_s`` (seconds behind), ``time_lag_estimated`` and
+    ``time_lag_extrapolated`` to every sample with a committed offset.
+
+    A sample that carries ``time_lag_ms`` (``groups lag --time-lag``: now - timestamp of the
+    first record the group has not consumed) has its exact time lag: that figure (a negative
+    one, a record time ahead of the sampler's clock, is 0), ``time_lag_estimated`` false.
+    Others (older samples, or recorded without --time-lag) get it estimated the way
+    kafka-lag-exporter does, ``time_lag_estimated`` true (false for lag <= 0: 0 s is exact).
 
     The log-end-offset history of each topic/partition (every group's samples contribute; one
     point per sample time) is a lookup table of (offset, time) points. The time at which the
@@ -35,7 +41,7 @@ def with_time_lag(df: DataFrame) -> DataFrame:
     below every point of the table, the time is extrapolated along the line through the
     table's first point and the sample's own point (marked ``time_lag_extrapolated``). A
     sample with lag <= 0 is 0 s behind; without a committed offset, or with nothing to
-    extrapolate from (no production seen), it is null.
+    extrapolate from (no production seen), it is null, and so is ``time_lag_estimated``.
 
     One sort does it: each point carries its predecessor in (offset, time) order; samples and
     points sorted together by offset, descending, give each sample the earliest point above C
@@ -43,6 +49,8 @@ def with_time_lag(df: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    if "time_lag_ms" not in df.columns:  # a frame from before the field: every figure estimated
+        df = df.withColumn("time_lag_ms", F.lit(None).cast("bigint"))
     cols = df.columns
     # Shuffle the samples once, by topic/partition: the table, the lookup and every later
     # window (by group/topic/partition) and aggregation per partition reuse that partitioning.
@@ -104,20 +112,29 @@ def with_time_lag(df: DataFrame) -> DataFrame:
     behind = leo - F.col("committed_offset")
     left_missing = F.col("_r.prev").isNull()
     at = F.when(left_missing, extrapolated).otherwise(interpolated)
+    exact = F.col("time_lag_ms").isNotNull()
     time_lag = (
-        F.when(~has_commit, F.lit(None).cast("double"))
+        F.when(exact, F.greatest(F.col("time_lag_ms"), F.lit(0)) / 1000.0)
+        .when(~has_commit, F.lit(None).cast("double"))
         .when(behind <= 0, F.lit(0.0))
         .when(at.isNotNull(), F.greatest((ts - at) / 1000.0, F.lit(0.0)))
     )
+    estimated = has_commit & (behind > 0)  # where the figure, if any, comes from the table
     return (
         both.withColumn("time_lag_s", time_lag)
         .withColumn(
-            "time_lag_extrapolated",
-            F.when(has_commit & (behind > 0) & F.col("time_lag_s").isNotNull(), left_missing).when(
-                has_commit, F.lit(False)
-            ),
+            "time_lag_estimated",
+            F.when(F.col("time_lag_s").isNull(), F.lit(None).cast("boolean"))
+            .when(exact, F.lit(False))
+            .otherwise(estimated),
         )
-        .select(*cols, "time_lag_s", "time_lag_extrapolated")
+        .withColumn(
+            "time_lag_extrapolated",
+            F.when(exact, F.lit(False))
+            .when(estimated & F.col("time_lag_s").isNotNull(), left_missing)
+            .when(has_commit, F.lit(False)),
+        )
+        .select(*cols, "time_lag_s", "time_lag_estimated", "time_lag_extrapolated")
     )
 
 
@@ -224,8 +241,10 @@ def partition_summary(enriched: DataFrame) -> DataFrame:
         F.max_by("committed_offset", ts).alias("committed_offset"),
         F.max_by("log_end_offset", ts).alias("log_end_offset"),
         F.max_by("time_lag_s", ts).alias("time_lag_s"),
+        F.max_by("time_lag_estimated", ts).alias("time_lag_estimated"),
         F.max_by("time_lag_extrapolated", ts).alias("time_lag_extrapolated"),
         F.max("time_lag_s").alias("max_time_lag_s"),
+        F.max_by("time_lag_estimated", F.col("time_lag_s")).alias("max_time_lag_estimated"),
         (F.sum("produced") / F.sum(F.when(F.col("produced").isNotNull(), F.col("dt_s")))).alias(
             "production_rate"
         ),
@@ -246,7 +265,8 @@ def partition_summary(enriched: DataFrame) -> DataFrame:
 def series(enriched: DataFrame, keys: tuple[str, ...]) -> DataFrame:
     """Lag over time at a coarser level (``TOPIC_KEYS`` or ``GROUP_KEYS``): per key and sample
     time the summed lag (a negative partition lag counts 0, as in ``groups lag`` totals), the
-    largest time lag and the worst status (Burrow's group rule at the group level)."""
+    largest time lag (and whether it is estimated) and the worst status (Burrow's group rule
+    at the group level)."""
     from pyspark.sql import functions as F
 
     status = (
@@ -257,6 +277,7 @@ def series(enriched: DataFrame, keys: tuple[str, ...]) -> DataFrame:
     return enriched.groupBy(*keys, "ts_ms").agg(
         F.sum(F.when(F.col("lag") < 0, F.lit(0)).otherwise(F.col("lag"))).alias("lag"),
         F.max("time_lag_s").alias("time_lag_s"),
+        F.max_by("time_lag_estimated", F.col("time_lag_s")).alias("time_lag_estimated"),
         F.max_by("time_lag_extrapolated", F.col("time_lag_s")).alias("time_lag_extrapolated"),
         status.alias("status"),
         F.count(F.lit(1)).alias("partitions"),
@@ -269,7 +290,11 @@ def rollup(series_df: DataFrame, partitions: DataFrame, keys: tuple[str, ...]) -
     (worst partition; Burrow's group rule for groups), trend and time to catch up."""
     from pyspark.sql import functions as F
 
-    stats = series_df.groupBy(*keys).agg(*_lag_stats(), F.max("time_lag_s").alias("max_time_lag_s"))
+    stats = series_df.groupBy(*keys).agg(
+        *_lag_stats(),
+        F.max("time_lag_s").alias("max_time_lag_s"),
+        F.max_by("time_lag_estimated", F.col("time_lag_s")).alias("max_time_lag_estimated"),
+    )
     status = (
         burrow.group_status(F.col("status"))
         if keys == GROUP_KEYS
@@ -279,6 +304,7 @@ def rollup(series_df: DataFrame, partitions: DataFrame, keys: tuple[str, ...]) -
         F.count(F.lit(1)).alias("partitions"),
         status.alias("status"),
         F.max("time_lag_s").alias("time_lag_s"),
+        F.max_by("time_lag_estimated", F.col("time_lag_s")).alias("time_lag_estimated"),
         F.max_by("time_lag_extrapolated", F.col("time_lag_s")).alias("time_lag_extrapolated"),
         F.sum("production_rate").alias("production_rate"),
         F.sum("consumption_rate").alias("consumption_rate"),

@@ -85,6 +85,7 @@ def _columns(level: str) -> list[Column]:
         "max_lag:>",
         "p95_lag:>",
         Column("time_lag_s", "TIME-LAG-S", "right"),
+        Column("time_lag_estimated", "ESTIMATED"),
         Column("production_rate", "PRODUCED/S", "right"),
         Column("consumption_rate", "CONSUMED/S", "right"),
         Column("lag_trend", "TREND/S", "right"),
