@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import random
-import time
 
 import pytest
 
@@ -107,19 +106,21 @@ def _rows(n: int) -> list[dict[str, object]]:
     ]
 
 
-def test_table_cost_grows_linearly_with_rows() -> None:
-    """Not a timing assertion on the machine's speed: the ratio of two sizes' costs, which a
-    renderer measuring every cell against every other (or re-laying out per row) breaks."""
+def test_rich_lays_out_a_few_cells_not_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """20,000 rows: rich sees the probe (per column the longest cell and the longest word),
+    not the rows; rich measuring and rendering each row was 0.4 ms a row."""
+    from rich.table import Table
+
+    added: list[int] = []
+    plain_add_row = Table.add_row
+
+    def counted(self: Table, *cells: object, **kw: object) -> None:
+        added.append(1)
+        plain_add_row(self, *cells, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Table, "add_row", counted)
     columns = cols("topic", "partition:>", "replicas", "r")
-
-    def cost(n: int) -> float:
-        out = Output(_rows(n), columns)
-        best = float("inf")
-        for _ in range(3):
-            start = time.perf_counter()
-            _render_table(out, io.StringIO(), View("table"))
-            best = min(best, time.perf_counter() - start)
-        return best
-
-    small, large = cost(2_000), cost(20_000)
-    assert large < small * 30, (small, large)
+    stream = io.StringIO()
+    _render_table(Output(_rows(20_000), columns), stream, View("table"))
+    assert len(stream.getvalue().splitlines()) == 20_001
+    assert 0 < len(added) <= 2 * len(columns)

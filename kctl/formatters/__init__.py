@@ -191,12 +191,25 @@ def _render_name(out: Output, stream: IO[str], view: View) -> None:
     stream.write("".join(f"{name}\n" for name in names if name))
 
 
+def _row_texts(out: Output) -> list[list[str]]:
+    """Each row (footer rows placed) as its cells' texts."""
+    keys = [c.key for c in out.columns]
+    return [
+        [v if type(v) is str else cell(v) for v in map(row.get, keys)]
+        for row, _footer in _with_footer(out)
+    ]
+
+
 def _render_plain(out: Output, stream: IO[str], view: View) -> None:
     lines = []
     if view.headers:
         lines.append("\t".join(c.title for c in out.columns))
-    for row, _footer in _with_footer(out):
-        lines.append("\t".join(_plain_cell(row.get(c.key)) for c in out.columns))
+    tabs = len(out.columns) - 1
+    for texts in _row_texts(out):
+        line = "\t".join(texts)
+        if line.count("\t") != tabs or "\n" in line:  # a cell's own tab or newline: a blank
+            line = "\t".join(_plain_cell(t) for t in texts)
+        lines.append(line)
     stream.write("".join(line + "\n" for line in lines))
 
 
@@ -245,13 +258,12 @@ def _render_table(out: Output, stream: IO[str], view: View) -> None:
     Output is identical to rich's (tests compare them); tables this cannot write as plain text
     (non-ASCII or control characters, markup or emoji codes rich would interpret, styled rows on
     a terminal, a layout wider than the console) are drawn by rich itself."""
-    placed = _with_footer(out)
-    texts = [[cell(row.get(c.key)) for c in out.columns] for row, _ in placed]
+    texts = _row_texts(out)
     if not texts or not out.columns:
         _render_table_rich(out, stream, view)
         return
     console, probe = _table_parts(out, view, stream)
-    if console.is_terminal and any(footer for _, footer in placed):
+    if console.is_terminal and out.footer:
         _render_table_rich(out, stream, view)  # bold footer rows: escape codes rich writes
         return
     n = len(out.columns)
@@ -288,43 +300,51 @@ def _render_table(out: Output, stream: IO[str], view: View) -> None:
         # rich crops such lines at the console's width, or has no room for a cell's text
         _render_table_rich(out, stream, view)
         return
-    right_justified = [c.justify == "right" for c in out.columns]
     head = _table_head(out, view, console, inner)
+    # Where no cell is wider than its column, a row without blanks is one format call.
+    template = (
+        "  ".join(
+            f"{{{j}:{'>' if c.justify == 'right' else '<'}{w}}}"
+            for j, (c, w) in enumerate(zip(out.columns, inner, strict=True))
+        )
+        if all(size <= w for size, w in zip(longest, inner, strict=True))
+        else None
+    )
     lines: list[str] = []
     for row_texts in texts:
-        parts: list[list[str]] | None = None
-        line = []
-        for j, s in enumerate(row_texts):
-            w = inner[j]
-            if len(s) <= w:
-                if right_justified[j]:
-                    s = s.rstrip()
-                    text = s.rjust(w)
-                else:
-                    text = s.ljust(w)
-                line.append(" " * lefts[j] + text + " " * rights[j])
-            else:
-                if parts is None:
-                    parts = [[piece] for piece in line]
-                line.append("")
-                parts.append(
-                    [
-                        " " * lefts[j] + piece + " " * rights[j]
-                        for piece in _fold(console, s, w, out.columns[j].justify)
-                    ]
-                )
+        if template is not None:
+            joined = "".join(row_texts)
+            if " " not in joined:
+                lines.append(template.format(*row_texts))
                 continue
-            if parts is not None:
-                parts.append([line[-1]])
-        if parts is None:
-            lines.append("".join(line))
-            continue
-        height = max(len(p) for p in parts)
-        for k in range(height):
-            lines.append(
-                "".join(p[k] if k < len(p) else " " * widths[j] for j, p in enumerate(parts))
-            )
+        lines += _table_row(console, out.columns, row_texts, inner, widths)
     stream.write(head + "".join(line + "\n" for line in lines))
+
+
+def _table_row(
+    console: Any, columns: Sequence[Column], texts: list[str], inner: list[int], widths: list[int]
+) -> list[str]:
+    """The lines of one row: each cell padded (pad_edge off: no padding outside the first and
+    last columns) and justified to its column, one wider than its column folded."""
+    last = len(columns) - 1
+    cells: list[list[str]] = []
+    for j, s in enumerate(texts):
+        w = inner[j]
+        left = "" if j == 0 else " "
+        right = "" if j == last else " "
+        justify = columns[j].justify
+        if len(s) <= w:
+            text = s.rstrip().rjust(w) if justify == "right" else s.ljust(w)
+            cells.append([left + text + right])
+        else:
+            cells.append([left + piece + right for piece in _fold(console, s, w, justify)])
+    height = max(len(c) for c in cells)
+    if height == 1:
+        return ["".join(c[0] for c in cells)]
+    return [
+        "".join(c[k] if k < len(c) else " " * widths[j] for j, c in enumerate(cells))
+        for k in range(height)
+    ]
 
 
 def _literal(console: Any, text: str) -> bool:
