@@ -45,6 +45,8 @@ class TopicState:
     min_insync_replicas: int | None = None
     error: str | None = None
     configs: dict[str, str | None] = field(default_factory=dict)  # not at their default
+    # Why its configs (and so min_insync_replicas) could not be read, when they could not.
+    config_error: str | None = None
 
     @property
     def replication_factor(self) -> int:

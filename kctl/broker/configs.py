@@ -141,6 +141,91 @@ def describe(admin: Admin, ent: Entity, *, include_defaults: bool) -> list[Confi
     return out
 
 
+# librdkafka error names a topic's DescribeConfigs may answer and that a second asking may not:
+# a topic just created that the broker answering does not know yet, a controller moving,
+# a broker or the request timing out, a connection lost.
+RETRIABLE = frozenset(
+    {
+        "UNKNOWN_TOPIC_OR_PART",
+        "NOT_CONTROLLER",
+        "LEADER_NOT_AVAILABLE",
+        "NOT_LEADER_FOR_PARTITION",
+        "REQUEST_TIMED_OUT",
+        "BROKER_NOT_AVAILABLE",
+        "NETWORK_EXCEPTION",
+        "_TIMED_OUT",
+        "_TRANSPORT",
+        "_ALL_BROKERS_DOWN",
+    }
+)
+
+
+def retry_delays(timeout: float, first: float = 0.1, most: float = 1.0) -> list[float]:
+    """The pauses before each asking again within ``timeout`` seconds: doubling from ``first``,
+    each at most ``most``, all of them together within the timeout."""
+    delays: list[float] = []
+    delay, total = first, 0.0
+    while total + delay <= timeout:
+        delays.append(delay)
+        total += delay
+        delay = min(delay * 2, most)
+    return delays
+
+
+class TopicConfigLookup:
+    """DescribeConfigs of many topics: one request for all of them, sent when built (librdkafka
+    answers it in its own thread while the caller asks other things); :meth:`results` waits for
+    the answers, asks again for the topics that failed retriably (:data:`RETRIABLE`, one
+    request for all of them, with growing pauses) until the timeout, and returns per topic its
+    config entries, or the reason it has none."""
+
+    def __init__(self, admin: Admin, topics: list[str]) -> None:
+        import time
+
+        self.admin = admin
+        self.started = time.monotonic()
+        self.futures = self._ask(topics)
+
+    def _ask(self, topics: list[str]) -> dict[str, Any]:
+        from confluent_kafka.admin import ConfigResource
+
+        resources = [ConfigResource("topic", t) for t in topics]
+        futures = self.admin.client.describe_configs(resources, request_timeout=self.admin.timeout)
+        return {res.name: fut for res, fut in futures.items()}
+
+    def results(self) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        import concurrent.futures
+        import time
+
+        from confluent_kafka import KafkaException
+
+        from kctl.broker.client import error_name, error_text
+
+        timeout = self.admin.timeout
+        deadline = self.started + timeout
+        delays = iter(retry_delays(timeout))
+        entries: dict[str, dict[str, Any]] = {}
+        errors: dict[str, str] = {}
+        while True:
+            again: list[str] = []
+            for name, fut in self.futures.items():
+                try:
+                    entries[name] = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+                    errors.pop(name, None)
+                except concurrent.futures.TimeoutError:
+                    errors[name] = f"no answer within {timeout:g}s"
+                except KafkaException as exc:
+                    code = error_name(exc)
+                    errors[name] = f"{code}: {error_text(exc)}" if code else error_text(exc)
+                    if code in RETRIABLE:
+                        again.append(name)
+            delay = next(delays, None)
+            if not again or delay is None or time.monotonic() + delay >= deadline:
+                return entries, errors
+            time.sleep(delay)
+            self.futures = self._ask(again)
+
+
 def describe_rows(
     ent: Entity, values: list[ConfigValue], *, synonyms: bool
 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:

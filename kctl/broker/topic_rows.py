@@ -96,13 +96,19 @@ def describe_rows(
     """``topics describe``: (one row per partition for the tables, one document per topic for
     json/yaml), the partitions ``health`` keeps; with a filter, a topic with none is left out.
     ``live``: the brokers in the metadata (a leader elsewhere is unavailable). The rows show
-    a missing leader as ``none``; the documents keep Kafka's -1."""
+    a missing leader as ``none``; the documents keep Kafka's -1. A topic whose configs could
+    not be read has its reason as ``error`` in its document and in each of its rows (only in
+    those: :func:`describe_columns` adds the column when there is one)."""
     rows: list[dict[str, Any]] = []
     docs: list[dict[str, Any]] = []
     for t in states:
-        parts = [p for p in t.partitions if health.keeps(t, p, live)]
-        if health.filtering and not parts:
-            continue
+        if health.filtering:
+            keeps = health.keeps
+            parts = [p for p in t.partitions if keeps(t, p, live)]
+            if not parts:
+                continue
+        else:
+            parts = t.partitions
         docs.append(
             {
                 "topic": t.topic,
@@ -113,7 +119,36 @@ def describe_rows(
                 "min_insync_replicas": t.min_insync_replicas,
                 "configs": t.configs,
                 "partitions": [_partition_doc(p) for p in parts],
+                "error": t.config_error,
             }
         )
-        rows += [_partition_row(t.topic, p) for p in parts]
+        topic_rows = [_partition_row(t.topic, p) for p in parts]
+        if t.config_error is not None:
+            for row in topic_rows:
+                row["error"] = t.config_error
+        rows += topic_rows
     return rows, docs
+
+
+DESCRIBE_COLUMNS = (
+    "topic",
+    "partition:>",
+    "leader:>",
+    "replicas",
+    "isr",
+    "elr",
+    "offline_replicas",
+    "reassigning",
+)
+
+
+def describe_columns(states: Iterable[TopicState]) -> list[str]:
+    """The columns of ``topics describe``'s tables: an ``error`` column last when a topic's
+    configs could not be read (the output is unchanged otherwise)."""
+    failed = any(t.config_error is not None for t in states)
+    return [*DESCRIBE_COLUMNS, "error"] if failed else list(DESCRIBE_COLUMNS)
+
+
+def failures(states: Iterable[TopicState]) -> list[tuple[str, str]]:
+    """(topic, reason) of each topic whose configs could not be read."""
+    return [(t.topic, t.config_error) for t in states if t.config_error is not None]

@@ -101,15 +101,48 @@ def describe_topics(
 ) -> tuple[ClusterView, list[TopicState]]:
     """Full state of the named topics (all topics when ``names`` is empty), with topic ids and
     the effective min.insync.replicas. ``detail`` adds what kafka-topics.sh --describe shows
-    besides: configs not at their default, ELR and last known ELR, reassignments in progress."""
-    from confluent_kafka import TopicCollection
+    besides: configs not at their default, ELR and last known ELR, reassignments in progress.
 
+    Requests, whatever the number of topics: one Metadata; one DescribeConfigs for all the
+    topics (again for those that failed retriably, within the timeout); with ``detail``,
+    DescribeTopicPartitions (one per 2,000 partitions, the broker's page size: it also gives
+    the topic ids) and one ListPartitionReassignments. A topic whose configs cannot be read
+    keeps its partitions and carries the error (:attr:`TopicState.config_error`); when every
+    topic fails, that is the command's error."""
+    from kctl.broker import kafka_python
+    from kctl.broker.configs import TopicConfigLookup
+
+    if detail:
+        kafka_python.preload()  # its import overlaps the Metadata round trip
     view, chosen = resolve_names(admin, names, None, internal=internal, missing_ok=False)
     if not names:
         chosen = [n for n in sorted(view.topics) if internal or not view.topics[n].internal]
     topics = [view.topics[n] for n in chosen]
     if not topics:
         return view, []
+    lookup = TopicConfigLookup(admin, chosen)  # answered while the rest is asked
+    ids_known = detail and _add_detail(admin, view, topics)
+    if not ids_known:
+        _add_ids(admin, view, chosen)
+    entries, errors = lookup.results()
+    if errors and not entries:
+        name, why = next(iter(errors.items()))
+        raise KctlError(f"describing configs of topic {name!r}", why)
+    for name, configs in entries.items():
+        min_isr, changed = _effective(configs)
+        view.topics[name].min_insync_replicas = min_isr
+        if detail:
+            view.topics[name].configs = changed
+    for name, why in errors.items():
+        view.topics[name].config_error = why
+    return view, topics
+
+
+def _add_ids(admin: Admin, view: ClusterView, chosen: list[str]) -> None:
+    """Topic ids and the internal flag through librdkafka (DescribeTopicPartitions, or Metadata
+    where the broker lacks it); optional: ids stay unknown when it fails."""
+    from confluent_kafka import TopicCollection
+
     try:
         futures = admin.client.describe_topics(
             TopicCollection(chosen), request_timeout=admin.timeout
@@ -119,14 +152,7 @@ def describe_topics(
             view.topics[name].topic_id = kafka_uuid(str(desc.topic_id)) if desc.topic_id else None
             view.topics[name].internal = bool(desc.is_internal) or view.topics[name].internal
     except KctlError:
-        pass  # DescribeTopicPartitions is optional: ids stay unknown
-    for name, (min_isr, changed) in topic_configs(admin, chosen).items():
-        view.topics[name].min_insync_replicas = min_isr
-        if detail:
-            view.topics[name].configs = changed
-    if detail:
-        _add_elr_and_reassignments(admin, [view.topics[n] for n in chosen])
-    return view, topics
+        pass
 
 
 def kafka_uuid(text: str) -> str:
@@ -135,10 +161,30 @@ def kafka_uuid(text: str) -> str:
     return text.replace("+", "-").replace("/", "_").rstrip("=")
 
 
-def _add_elr_and_reassignments(admin: Admin, states: list[TopicState]) -> None:
-    """ELR and last known ELR per partition (DescribeTopicPartitions, paged by its cursor) and
-    the replicas being added/removed (ListPartitionReassignments), through kafka-python: the
-    two things librdkafka's describe does not return."""
+class _KnownBrokers:
+    """An :class:`Admin` for :class:`kafka_python.LazyClient` that answers its metadata question
+    (where the brokers are) from the Metadata already read, instead of a second full one."""
+
+    def __init__(self, admin: Admin, view: ClusterView) -> None:
+        from types import SimpleNamespace
+
+        self.conn = admin.conn
+        self._brokers = {
+            node: SimpleNamespace(id=node, host=host, port=port)
+            for node, (host, port) in view.brokers.items()
+        }
+
+    def metadata(self, topic: str | None = None) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(brokers=self._brokers)
+
+
+def _add_detail(admin: Admin, view: ClusterView, states: list[TopicState]) -> bool:
+    """ELR and last known ELR per partition and the topic ids (DescribeTopicPartitions, paged by
+    its cursor) and the replicas being added/removed (ListPartitionReassignments, all of the
+    cluster's, kept for these topics), through kafka-python: what librdkafka's describe does not
+    return. Whether the topic ids came with it (False: the broker lacks DescribeTopicPartitions)."""
     from kafka.protocol.admin import ListPartitionReassignmentsRequest
     from kafka.protocol.admin.topics import DescribeTopicPartitionsRequest as R
 
@@ -146,9 +192,11 @@ def _add_elr_and_reassignments(admin: Admin, states: list[TopicState]) -> None:
     from kctl.broker.cluster_view import controller
 
     by_name = {t.topic: {p.partition: p for p in t.partitions} for t in states}
-    with kafka_python.LazyClient(admin) as lazy:
+    ids_known = False
+    with kafka_python.LazyClient(_KnownBrokers(admin, view)) as lazy:
         client = lazy.client
         if kafka_python.api_version(client, R) >= 0:
+            ids_known = True
             cursor = None
             for _ in range(100_000):  # bounded: one page per partition at the very worst
                 request = R(
@@ -158,11 +206,20 @@ def _add_elr_and_reassignments(admin: Admin, states: list[TopicState]) -> None:
                 )
                 response = kafka_python.send(client, request, "describing topic partitions")
                 for topic in response.topics:
+                    parts = by_name.get(topic.name)
+                    if parts is None:
+                        continue
+                    state = view.topics[topic.name]
+                    if topic.topic_id is not None and topic.topic_id.int:
+                        state.topic_id = _uuid_text(topic.topic_id.bytes)
+                    state.internal = bool(topic.is_internal) or state.internal
                     for part in topic.partitions:
-                        state = by_name.get(topic.name, {}).get(part.partition_index)
-                        if state is not None:
-                            state.elr = _nodes(part.eligible_leader_replicas)
-                            state.last_known_elr = _nodes(part.last_known_elr)
+                        p = parts.get(part.partition_index)
+                        if p is not None:
+                            elr = part.eligible_leader_replicas
+                            known = part.last_known_elr
+                            p.elr = None if elr is None else list(elr)
+                            p.last_known_elr = None if known is None else list(known)
                 cursor = response.next_cursor
                 if cursor is None:
                     break
@@ -170,51 +227,54 @@ def _add_elr_and_reassignments(admin: Admin, states: list[TopicState]) -> None:
                     topic_name=cursor.topic_name, partition_index=cursor.partition_index
                 )
         if kafka_python.api_version(client, ListPartitionReassignmentsRequest) >= 0:
-            asked = {t: sorted(ps) for t, ps in by_name.items()}
-            request = reassign.build_list_request(asked, int(admin.timeout * 1000))
+            # Every reassignment in the cluster (a short list, usually empty) rather than a
+            # request naming each of the partitions.
+            request = reassign.build_list_request(None, int(admin.timeout * 1000))
             what = "listing partition reassignments"
             response = kafka_python.send(client, request, what, node_id=controller(client))
             for row in reassign.parse_list_response(response):
-                state = by_name[row["topic"]].get(row["partition"])
-                if state is not None:
-                    state.adding_replicas = row["adding_replicas"]
-                    state.removing_replicas = row["removing_replicas"]
+                p = by_name.get(row["topic"], {}).get(row["partition"])
+                if p is not None:
+                    p.adding_replicas = row["adding_replicas"]
+                    p.removing_replicas = row["removing_replicas"]
+    return ids_known
 
 
-def _nodes(value: Any) -> list[int] | None:
-    return None if value is None else [int(n) for n in value]
+def _uuid_text(raw: bytes) -> str:
+    """A topic id as Kafka prints it (``Uuid.toString``: URL-safe base64, no padding)."""
+    import base64
+
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _effective(entries: dict[str, Any]) -> tuple[int, dict[str, str | None]]:
+    """The effective min.insync.replicas (the topic's value, else the broker default, 1) and
+    the configs not at Kafka's default (what kafka-topics.sh --describe lists: the topic's own
+    and the broker's static or dynamic values; secrets as None) of one topic's entries."""
+    entry = entries.get("min.insync.replicas")
+    try:
+        min_isr = int(entry.value) if entry is not None and entry.value else 1
+    except ValueError:
+        min_isr = 1
+    changed = {
+        k: (None if e.is_sensitive else e.value)
+        for k, e in sorted(entries.items())
+        if not e.is_default
+    }
+    return min_isr, changed
 
 
 def topic_configs(admin: Admin, topics: list[str]) -> dict[str, tuple[int, dict[str, str | None]]]:
-    """Per topic: the effective min.insync.replicas (the topic's value, else the broker
-    default, 1) and the configs not at Kafka's default (what kafka-topics.sh --describe lists:
-    the topic's own and the broker's static or dynamic values; secrets as None)."""
-    from confluent_kafka.admin import ConfigResource
+    """Per topic: :func:`_effective` of its configs (one DescribeConfigs for all; a topic that
+    fails retriably is asked again within the timeout; one still failing is an error)."""
+    from kctl.broker.configs import TopicConfigLookup
 
     if not topics:
         return {}
-    resources = [ConfigResource("topic", t) for t in topics]
-    out: dict[str, tuple[int, dict[str, str | None]]] = {}
-    futures = admin.client.describe_configs(resources, request_timeout=admin.timeout)
-    for res, fut in futures.items():
-        entries = admin.result(fut, f"describing configs of topic {res.name!r}")
-        entry = entries.get("min.insync.replicas")
-        try:
-            min_isr = int(entry.value) if entry is not None and entry.value else 1
-        except ValueError:
-            min_isr = 1
-        changed = {
-            k: (None if e.is_sensitive else e.value)
-            for k, e in sorted(entries.items())
-            if not e.is_default
-        }
-        out[res.name] = (min_isr, changed)
-    return out
-
-
-def min_insync_replicas(admin: Admin, topics: list[str]) -> dict[str, int]:
-    """Effective min.insync.replicas per topic (the topic's value, else the broker default, 1)."""
-    return {t: min_isr for t, (min_isr, _) in topic_configs(admin, topics).items()}
+    entries, errors = TopicConfigLookup(admin, topics).results()
+    for name, why in errors.items():
+        raise KctlError(f"describing configs of topic {name!r}", why)
+    return {name: _effective(configs) for name, configs in entries.items()}
 
 
 def parse_replica_assignment(text: str) -> list[list[int]]:

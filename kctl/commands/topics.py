@@ -6,6 +6,7 @@ import typer
 
 from kctl.commands._common import confirm, connection, example, note, one_name, output_view
 from kctl.commands._complete import topic_names
+from kctl.errors import EXIT_FAILED, KctlError
 from kctl.formatters import Output, cols, emit
 from kctl.parsing import INT16_MAX, INT32_MAX
 
@@ -101,17 +102,12 @@ def describe(
     )
     health = topic_rows.Health(under_replicated, under_min_isr, at_min_isr, unavailable)
     rows, doc = topic_rows.describe_rows(states, set(view.brokers), health)
-    columns = cols(
-        "topic",
-        "partition:>",
-        "leader:>",
-        "replicas",
-        "isr",
-        "elr",
-        "offline_replicas",
-        "reassigning",
-    )
-    emit(Output(rows, columns, doc=doc), output_view(ctx))
+    emit(Output(rows, cols(*topic_rows.describe_columns(states)), doc=doc), output_view(ctx))
+    failed = topic_rows.failures(states)
+    for name, why in failed:
+        note(f"kctl: error: {KctlError(f'describing configs of topic {name!r}', why).line()}")
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command(
