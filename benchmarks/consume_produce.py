@@ -16,7 +16,8 @@ and is passed as LD_LIBRARY_PATH.
 - consume: N records of 100 bytes to /dev/null as JSON lines: `kctl consume -o jsonl` vs
   `kcat -C -e -J`.
 - produce: N records of 100 bytes from a KEY<TAB>VALUE file: `kctl produce --key-separator '\\t'
-  --file` vs `kcat -P -K '\\t' -l` (a fresh topic per run).
+  --file` vs `kcat -P -K '\\t' -l` (a fresh topic per run); kctl also with --no-offsets and
+  on its confluent-kafka path (KCTL_NATIVE_PRODUCER=0).
 Whole-process wall time, median of interleaved runs; records/s and kctl/kcat ratios.
 """
 
@@ -34,6 +35,10 @@ import time
 from pathlib import Path
 
 from bytecode import compile_kctl
+
+# `kctl produce` with KCTL_NATIVE_PRODUCER=0: through confluent-kafka's Producer.produce()
+# (fed by the C loop produce_chunk) instead of kctl's own librdkafka producer
+CONFLUENT = "kctl produce [confluent-kafka path]"
 
 
 def wall(cmd: list[str], env: dict[str, str], stdin: object = subprocess.DEVNULL) -> float:
@@ -129,6 +134,8 @@ def main() -> None:
             "kctl produce": [],
             "kcat -P": [],
             "kctl produce --no-offsets": [],
+            # the confluent-kafka path (the fallback where kctl's C producer cannot be used)
+            CONFLUENT: [],
         }
         if libs:
             produce_times["kafka-console-producer.sh"] = []
@@ -138,9 +145,11 @@ def main() -> None:
                 topic = f"bench-produce-{tag}-{which}-{run}"
                 create(bs, topic)
                 if name.startswith("kctl produce"):
+                    flags = [] if name == CONFLUENT else name.split()[2:]
                     cmd = [py, "-m", "kctl", "produce", topic, "--key-separator", "\\t",
-                           "--file", str(data), *name.split()[2:]]  # fmt: skip
-                    produce_times[name].append(wall(cmd, env))
+                           "--file", str(data), *flags]  # fmt: skip
+                    penv = {**env, "KCTL_NATIVE_PRODUCER": "0"} if name == CONFLUENT else env
+                    produce_times[name].append(wall(cmd, penv))
                 elif name == "kcat -P":
                     cmd = ["kcat", "-P", "-b", bs, "-t", topic, "-K", "\t", "-l", str(data)]
                     produce_times[name].append(wall(cmd, kenv))

@@ -659,6 +659,683 @@ done:
     return result;
 }
 
+/* ---- Producer: kctl's own librdkafka producer ----------------------------------------- */
+
+/* The librdkafka confluent-kafka already loaded (found among the loaded objects, dlopen'ed
+ * again by its path: the same library, no second copy), driven through its public C API the
+ * way kcat does: rd_kafka_produce() per line, delivery reports counted here in C. The few
+ * prototypes are declared below from librdkafka's public, stable rdkafka.h (not vendored); the
+ * library's version is checked against the range tested, every symbol is looked up, and
+ * anything unexpected makes load_rdkafka() fail so that kctl falls back to confluent-kafka. */
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_conf_s rd_kafka_conf_t;
+typedef struct rd_kafka_topic_s rd_kafka_topic_t;
+typedef struct rd_kafka_topic_conf_s rd_kafka_topic_conf_t;
+typedef int rk_err_t; /* rd_kafka_resp_err_t */
+
+typedef struct { /* rd_kafka_message_t: public and unchanged since librdkafka 0.9 */
+    rk_err_t err;
+    rd_kafka_topic_t *rkt;
+    int32_t partition;
+    void *payload;
+    size_t len;
+    void *key;
+    size_t key_len;
+    int64_t offset;
+    void *_private;
+} rk_message_t;
+
+typedef struct { int32_t id; char *host; int port; } rk_md_broker_t;
+typedef struct {
+    int32_t id;
+    rk_err_t err;
+    int32_t leader;
+    int replica_cnt;
+    int32_t *replicas;
+    int isr_cnt;
+    int32_t *isrs;
+} rk_md_partition_t;
+typedef struct {
+    char *topic;
+    int partition_cnt;
+    rk_md_partition_t *partitions;
+    rk_err_t err;
+} rk_md_topic_t;
+typedef struct {
+    int broker_cnt;
+    rk_md_broker_t *brokers;
+    int topic_cnt;
+    rk_md_topic_t *topics;
+    int32_t orig_broker_id;
+    char *orig_broker_name;
+} rk_metadata_t;
+
+#define RK_PRODUCER 0
+#define RK_CONF_OK 0
+#define RK_PARTITION_UA (-1)
+#define RK_MSG_F_COPY 0x2
+#define RK_PURGE_F_QUEUE 0x1
+#define RK_PURGE_F_INFLIGHT 0x2
+#define RK_PURGE_F_NON_BLOCKING 0x4
+#define RK_ERR_QUEUE_FULL (-184)
+#define RK_ERR_FATAL (-150)
+/* librdkafka versions tested with this code (rd_kafka_version(): 0xMMmmrrxx) */
+#define RK_MIN_VERSION 0x02000000
+#define RK_MAX_VERSION 0x03000000
+
+static struct {
+    int loaded; /* 0 not tried, 1 ready, -1 failed */
+    char why[512];
+    char path[1024];
+    int version;
+    int (*version_fn)(void);
+    const char *(*version_str)(void);
+    rd_kafka_conf_t *(*conf_new)(void);
+    int (*conf_set)(rd_kafka_conf_t *, const char *, const char *, char *, size_t);
+    void (*conf_destroy)(rd_kafka_conf_t *);
+    void (*conf_set_opaque)(rd_kafka_conf_t *, void *);
+    void (*conf_set_dr_msg_cb)(rd_kafka_conf_t *,
+                               void (*)(rd_kafka_t *, const rk_message_t *, void *));
+    void (*conf_set_error_cb)(rd_kafka_conf_t *, void (*)(rd_kafka_t *, int, const char *, void *));
+    void (*conf_set_throttle_cb)(rd_kafka_conf_t *,
+                                 void (*)(rd_kafka_t *, const char *, int32_t, int, void *));
+    void (*conf_set_log_cb)(rd_kafka_conf_t *, void (*)(const rd_kafka_t *, int, const char *,
+                                                         const char *));
+    rd_kafka_t *(*new_)(int, rd_kafka_conf_t *, char *, size_t);
+    void (*destroy)(rd_kafka_t *);
+    rd_kafka_topic_t *(*topic_new)(rd_kafka_t *, const char *, rd_kafka_topic_conf_t *);
+    void (*topic_destroy)(rd_kafka_topic_t *);
+    int (*produce)(rd_kafka_topic_t *, int32_t, int, void *, size_t, const void *, size_t, void *);
+    rk_err_t (*last_error)(void);
+    int (*poll)(rd_kafka_t *, int);
+    rk_err_t (*flush)(rd_kafka_t *, int);
+    int (*outq_len)(rd_kafka_t *);
+    rk_err_t (*purge)(rd_kafka_t *, int);
+    const char *(*err2str)(rk_err_t);
+    const char *(*err2name)(rk_err_t);
+    rk_err_t (*fatal_error)(rd_kafka_t *, char *, size_t);
+    rk_err_t (*metadata)(rd_kafka_t *, int, rd_kafka_topic_t *, const rk_metadata_t **, int);
+    void (*metadata_destroy)(const rk_metadata_t *);
+} rk;
+
+static int find_rdkafka(struct dl_phdr_info *info, size_t size, void *data) {
+    const char *name = info->dlpi_name;
+    if (name && strstr(name, "librdkafka") && strlen(name) < sizeof rk.path) {
+        strcpy(rk.path, name);
+        return 1;
+    }
+    return 0;
+}
+
+/* 0 when librdkafka is ready; else -1 with rk.why saying why. Decided once per process. */
+static int load_rdkafka(void) {
+    if (rk.loaded)
+        return rk.loaded > 0 ? 0 : -1;
+    rk.loaded = -1;
+    rk.path[0] = 0;
+    dl_iterate_phdr(find_rdkafka, NULL);
+    if (!rk.path[0]) {
+        snprintf(rk.why, sizeof rk.why, "no librdkafka among the loaded libraries");
+        return -1;
+    }
+    /* RTLD_NOLOAD: only the copy already in the process (confluent-kafka's), never another */
+    void *h = dlopen(rk.path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) {
+        snprintf(rk.why, sizeof rk.why, "dlopen %s: %s", rk.path, dlerror());
+        return -1;
+    }
+#define SYM(field, name)                                                                      \
+    do {                                                                                      \
+        *(void **)(&rk.field) = dlsym(h, name);                                               \
+        if (!rk.field) {                                                                      \
+            snprintf(rk.why, sizeof rk.why, "%s has no %s", rk.path, name);                   \
+            return -1;                                                                        \
+        }                                                                                     \
+    } while (0)
+    SYM(version_fn, "rd_kafka_version");
+    SYM(version_str, "rd_kafka_version_str");
+    rk.version = rk.version_fn();
+    if (rk.version < RK_MIN_VERSION || rk.version >= RK_MAX_VERSION) {
+        snprintf(rk.why, sizeof rk.why, "librdkafka %s is outside the supported 2.x",
+                 rk.version_str());
+        return -1;
+    }
+    SYM(conf_new, "rd_kafka_conf_new");
+    SYM(conf_set, "rd_kafka_conf_set");
+    SYM(conf_destroy, "rd_kafka_conf_destroy");
+    SYM(conf_set_opaque, "rd_kafka_conf_set_opaque");
+    SYM(conf_set_dr_msg_cb, "rd_kafka_conf_set_dr_msg_cb");
+    SYM(conf_set_error_cb, "rd_kafka_conf_set_error_cb");
+    SYM(conf_set_throttle_cb, "rd_kafka_conf_set_throttle_cb");
+    SYM(conf_set_log_cb, "rd_kafka_conf_set_log_cb");
+    SYM(new_, "rd_kafka_new");
+    SYM(destroy, "rd_kafka_destroy");
+    SYM(topic_new, "rd_kafka_topic_new");
+    SYM(topic_destroy, "rd_kafka_topic_destroy");
+    SYM(produce, "rd_kafka_produce");
+    SYM(last_error, "rd_kafka_last_error");
+    SYM(poll, "rd_kafka_poll");
+    SYM(flush, "rd_kafka_flush");
+    SYM(outq_len, "rd_kafka_outq_len");
+    SYM(purge, "rd_kafka_purge");
+    SYM(err2str, "rd_kafka_err2str");
+    SYM(err2name, "rd_kafka_err2name");
+    SYM(fatal_error, "rd_kafka_fatal_error");
+    SYM(metadata, "rd_kafka_metadata");
+    SYM(metadata_destroy, "rd_kafka_metadata_destroy");
+#undef SYM
+    rk.loaded = 1;
+    return 0;
+}
+
+/* The delivery tally per partition: what was acknowledged (count, first and last offset) and
+ * what failed definitely or has an unknown fate. */
+typedef struct {
+    int64_t delivered, first, last, failed, unknown;
+} PartTally;
+
+#define ERR_RING 64
+typedef struct {
+    rk_err_t code;
+    int fatal;
+    char reason[240];
+} ErrEntry;
+
+typedef struct {
+    PyObject_HEAD
+    rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt;
+    /* delivery reports (served by poll/flush on the calling thread, GIL released: C only) */
+    int64_t failed, unknown, delivered_reports;
+    rk_err_t first_failed, first_unknown;
+    int has_first_failed, has_first_unknown;
+    PartTally *parts;
+    int32_t nparts;
+    unsigned char definite[512]; /* error code + 256 -> 1 when a definite failure */
+    /* throttling, summed */
+    int64_t throttle_ms, throttled;
+    /* error_cb: the errors not yet taken by errors() (the oldest dropped past ERR_RING) */
+    ErrEntry ring[ERR_RING];
+    int ring_len;
+} ProducerObject;
+
+static int log_debug = 0;
+
+static int is_definite(ProducerObject *p, rk_err_t err) {
+    return err >= -256 && err < 256 && p->definite[err + 256];
+}
+
+static PartTally *part_at(ProducerObject *p, int32_t partition) {
+    if (partition < 0 || partition > 1 << 20)
+        return NULL;
+    if (partition >= p->nparts) {
+        int32_t n = p->nparts ? p->nparts : 16;
+        while (n <= partition)
+            n *= 2;
+        PartTally *np = realloc(p->parts, (size_t)n * sizeof *np);
+        if (!np)
+            return NULL;
+        for (int32_t i = p->nparts; i < n; i++)
+            np[i] = (PartTally){0, -1, -1, 0, 0};
+        p->parts = np;
+        p->nparts = n;
+    }
+    return &p->parts[partition];
+}
+
+static void tally_error(ProducerObject *p, rk_err_t err, int32_t partition, int definite) {
+    if (definite) {
+        p->failed++;
+        if (!p->has_first_failed) {
+            p->first_failed = err;
+            p->has_first_failed = 1;
+        }
+    } else {
+        p->unknown++;
+        if (!p->has_first_unknown) {
+            p->first_unknown = err;
+            p->has_first_unknown = 1;
+        }
+    }
+    PartTally *t = part_at(p, partition);
+    if (t) {
+        if (definite)
+            t->failed++;
+        else
+            t->unknown++;
+    }
+}
+
+static void dr_cb(rd_kafka_t *r, const rk_message_t *m, void *opaque) {
+    ProducerObject *p = opaque;
+    if (m->err) {
+        tally_error(p, m->err, m->partition, is_definite(p, m->err));
+        return;
+    }
+    p->delivered_reports++;
+    PartTally *t = part_at(p, m->partition);
+    if (!t)
+        return;
+    int64_t off = m->offset < 0 ? -1 : m->offset; /* acks=0: no offset */
+    if (t->delivered++ == 0)
+        t->first = off;
+    t->last = off;
+}
+
+static void error_cb(rd_kafka_t *r, int err, const char *reason, void *opaque) {
+    ProducerObject *p = opaque;
+    if (p->ring_len == ERR_RING) {
+        memmove(p->ring, p->ring + 1, sizeof(ErrEntry) * (ERR_RING - 1));
+        p->ring_len--;
+    }
+    ErrEntry *e = &p->ring[p->ring_len++];
+    e->code = err;
+    e->fatal = 0;
+    if (err == RK_ERR_FATAL && p->rk) {
+        char buf[sizeof e->reason];
+        rk_err_t orig = rk.fatal_error(p->rk, buf, sizeof buf);
+        if (orig) {
+            e->code = orig;
+            e->fatal = 1;
+            snprintf(e->reason, sizeof e->reason, "%s", buf);
+            return;
+        }
+    }
+    snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
+}
+
+static void throttle_cb(rd_kafka_t *r, const char *broker, int32_t id, int ms, void *opaque) {
+    ProducerObject *p = opaque;
+    if (ms > 0) {
+        p->throttle_ms += ms;
+        p->throttled++;
+    }
+}
+
+static void log_cb(const rd_kafka_t *r, int level, const char *fac, const char *buf) {
+    if (log_debug)
+        fprintf(stderr, "librdkafka: %s [%s] %s\n", fac, "kctl", buf);
+}
+
+static void Producer_dealloc(ProducerObject *self) {
+    if (self->rkt)
+        rk.topic_destroy(self->rkt);
+    if (self->rk) {
+        rd_kafka_t *r = self->rk;
+        Py_BEGIN_ALLOW_THREADS
+        rk.purge(r, RK_PURGE_F_QUEUE | RK_PURGE_F_INFLIGHT | RK_PURGE_F_NON_BLOCKING);
+        rk.destroy(r);
+        Py_END_ALLOW_THREADS
+    }
+    free(self->parts);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Producer(config, topic, definite, debug): config a list of (name, value) str pairs;
+ * definite the error codes that mean a record is definitely not on the broker. Raises
+ * RuntimeError (saying why) when librdkafka is not usable or refuses the configuration. */
+static int Producer_init(ProducerObject *self, PyObject *args, PyObject *kwargs) {
+    PyObject *config, *definite;
+    const char *topic;
+    int debug = 0;
+    if (!PyArg_ParseTuple(args, "O!sO|p", &PyList_Type, &config, &topic, &definite, &debug))
+        return -1;
+    if (self->rk) {
+        PyErr_SetString(PyExc_RuntimeError, "Producer already initialised");
+        return -1;
+    }
+    if (load_rdkafka() < 0) {
+        PyErr_SetString(PyExc_RuntimeError, rk.why);
+        return -1;
+    }
+    log_debug = debug;
+    PyObject *seq = PySequence_Fast(definite, "definite must be a sequence of ints");
+    if (!seq)
+        return -1;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        long code = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (code == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (code >= -256 && code < 256)
+            self->definite[code + 256] = 1;
+    }
+    Py_DECREF(seq);
+    char errstr[512];
+    rd_kafka_conf_t *conf = rk.conf_new();
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(config); i++) {
+        const char *name, *value;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(config, i), "ss", &name, &value)) {
+            rk.conf_destroy(conf);
+            return -1;
+        }
+        if (rk.conf_set(conf, name, value, errstr, sizeof errstr) != RK_CONF_OK) {
+            rk.conf_destroy(conf);
+            PyErr_Format(PyExc_RuntimeError, "%s", errstr);
+            return -1;
+        }
+    }
+    rk.conf_set_opaque(conf, self);
+    rk.conf_set_dr_msg_cb(conf, dr_cb);
+    rk.conf_set_error_cb(conf, error_cb);
+    rk.conf_set_throttle_cb(conf, throttle_cb);
+    rk.conf_set_log_cb(conf, log_cb);
+    rd_kafka_t *r = rk.new_(RK_PRODUCER, conf, errstr, sizeof errstr);
+    if (!r) {
+        rk.conf_destroy(conf);
+        PyErr_Format(PyExc_RuntimeError, "%s", errstr);
+        return -1;
+    }
+    self->rk = r;
+    self->rkt = rk.topic_new(r, topic, NULL);
+    if (!self->rkt) {
+        PyErr_Format(PyExc_RuntimeError, "topic %s: %s", topic, rk.err2str(rk.last_error()));
+        return -1;
+    }
+    return 0;
+}
+
+#define NEED_RK(self)                                                                         \
+    do {                                                                                      \
+        if (!(self)->rk) {                                                                    \
+            PyErr_SetString(PyExc_RuntimeError, "Producer not initialised");                  \
+            return NULL;                                                                      \
+        }                                                                                     \
+    } while (0)
+
+/* produce_lines(data, start, end, sep) -> (stopped, records, nbytes, unkeyed, err)
+ * The lines of data[start:end] (as produce_chunk walks them), each handed to rd_kafka_produce
+ * (copied; no partition: the configured partitioner) as a value, or with sep as KEY<sep>VALUE.
+ * A line the client refuses (too large, ...) is counted as a definite failure, as handed over.
+ * Stops at a line not handed over: err -184 (queue full: poll, then call again from
+ * ``stopped``) or -150 (the producer hit a fatal error); err 0 when all went. */
+static PyObject *Producer_produce_lines(ProducerObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end;
+    PyObject *sep;
+    NEED_RK(self);
+    if (!PyArg_ParseTuple(args, "y*nnO", &view, &start, &end, &sep))
+        return NULL;
+    const char *sbuf;
+    Py_ssize_t slen;
+    PyObject *result = NULL;
+    if (parse_sep(sep, &sbuf, &slen) < 0)
+        goto done;
+    if (start < 0 || end > view.len || start > end) {
+        PyErr_SetString(PyExc_ValueError, "start and end must lie within data");
+        goto done;
+    }
+    char *d = view.buf;
+    Py_ssize_t pos = start, records = 0, nbytes = 0, unkeyed = 0;
+    rk_err_t stop = 0;
+    while (pos < end) {
+        char *lb = d + pos;
+        char *nl = memchr(lb, '\n', (size_t)(end - pos));
+        Py_ssize_t ll = (nl ? nl - d : end) - pos;
+        const char *at = NULL;
+        if (sbuf)
+            at = slen == 1 ? memchr(lb, sbuf[0], (size_t)ll)
+                           : memmem(lb, (size_t)ll, sbuf, (size_t)slen);
+        int r;
+        Py_ssize_t size;
+        if (at) {
+            Py_ssize_t kl = at - lb;
+            r = rk.produce(self->rkt, RK_PARTITION_UA, RK_MSG_F_COPY, (void *)(at + slen),
+                           (size_t)(ll - kl - slen), lb, (size_t)kl, NULL);
+            size = ll - slen;
+        } else {
+            r = rk.produce(self->rkt, RK_PARTITION_UA, RK_MSG_F_COPY, lb, (size_t)ll, NULL, 0,
+                           NULL);
+            size = ll;
+        }
+        if (r == -1) {
+            rk_err_t err = rk.last_error();
+            if (err == RK_ERR_QUEUE_FULL || err == RK_ERR_FATAL) {
+                stop = err;
+                break;
+            }
+            tally_error(self, err, RK_PARTITION_UA, 1); /* refused: never on the broker */
+        }
+        records++;
+        unkeyed += sbuf && !at;
+        nbytes += size;
+        pos = nl ? (nl - d) + 1 : end;
+    }
+    result = Py_BuildValue("(nnnni)", pos, records, nbytes, unkeyed, stop);
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* poll(timeout) -> events served (delivery reports, errors, throttle times) */
+static PyObject *Producer_poll(ProducerObject *self, PyObject *args) {
+    double timeout = 0;
+    NEED_RK(self);
+    if (!PyArg_ParseTuple(args, "|d", &timeout))
+        return NULL;
+    int n;
+    int ms = timeout <= 0 ? 0 : (int)(timeout * 1000);
+    Py_BEGIN_ALLOW_THREADS
+    n = rk.poll(self->rk, ms);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(n);
+}
+
+/* flush(timeout) -> records still in the client (queued, in flight or their report unserved) */
+static PyObject *Producer_flush(ProducerObject *self, PyObject *args) {
+    double timeout = 0;
+    NEED_RK(self);
+    if (!PyArg_ParseTuple(args, "|d", &timeout))
+        return NULL;
+    int n;
+    int ms = timeout <= 0 ? 0 : (int)(timeout * 1000);
+    Py_BEGIN_ALLOW_THREADS
+    rk.flush(self->rk, ms);
+    n = rk.outq_len(self->rk);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(n);
+}
+
+static Py_ssize_t Producer_len(ProducerObject *self) {
+    return self->rk ? rk.outq_len(self->rk) : 0;
+}
+
+/* purge(in_queue, in_flight, blocking): every purged record gets a delivery report */
+static PyObject *Producer_purge(ProducerObject *self, PyObject *args) {
+    int q = 1, f = 1, b = 1;
+    NEED_RK(self);
+    if (!PyArg_ParseTuple(args, "|ppp", &q, &f, &b))
+        return NULL;
+    int flags = (q ? RK_PURGE_F_QUEUE : 0) | (f ? RK_PURGE_F_INFLIGHT : 0) |
+                (b ? 0 : RK_PURGE_F_NON_BLOCKING);
+    rk_err_t err;
+    Py_BEGIN_ALLOW_THREADS
+    err = rk.purge(self->rk, flags);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(err);
+}
+
+/* metadata(topic or None, timeout) -> (err, [(topic, err, [partition ids])]) */
+static PyObject *Producer_metadata(ProducerObject *self, PyObject *args) {
+    PyObject *topic;
+    double timeout = 0;
+    NEED_RK(self);
+    if (!PyArg_ParseTuple(args, "Od", &topic, &timeout))
+        return NULL;
+    rd_kafka_topic_t *t = NULL;
+    if (topic != Py_None) {
+        const char *name = PyUnicode_AsUTF8(topic);
+        if (!name)
+            return NULL;
+        t = strcmp(name, "") ? rk.topic_new(self->rk, name, NULL) : NULL;
+        if (!t) {
+            PyErr_Format(PyExc_ValueError, "bad topic name %R", topic);
+            return NULL;
+        }
+    }
+    const rk_metadata_t *md = NULL;
+    rk_err_t err;
+    int ms = timeout <= 0 ? 0 : (int)(timeout * 1000);
+    rd_kafka_t *r = self->rk;
+    Py_BEGIN_ALLOW_THREADS
+    err = rk.metadata(r, t == NULL, t, &md, ms);
+    Py_END_ALLOW_THREADS
+    if (t)
+        rk.topic_destroy(t);
+    PyObject *topics = PyList_New(0);
+    if (!topics)
+        goto fail;
+    if (!err && md) {
+        for (int i = 0; i < md->topic_cnt; i++) {
+            const rk_md_topic_t *mt = &md->topics[i];
+            PyObject *ids = PyList_New(mt->partition_cnt);
+            if (!ids)
+                goto fail;
+            for (int j = 0; j < mt->partition_cnt; j++)
+                PyList_SET_ITEM(ids, j, PyLong_FromLong(mt->partitions[j].id));
+            PyObject *row = Py_BuildValue("(siN)", mt->topic, mt->err, ids);
+            if (!row || PyList_Append(topics, row) < 0) {
+                Py_XDECREF(row);
+                goto fail;
+            }
+            Py_DECREF(row);
+        }
+    }
+    if (md)
+        rk.metadata_destroy(md);
+    return Py_BuildValue("(iN)", err, topics);
+fail:
+    if (md)
+        rk.metadata_destroy(md);
+    Py_XDECREF(topics);
+    return NULL;
+}
+
+/* tally() -> {"failed", "unknown", "first_failed", "first_unknown" (codes or None),
+ * "partitions": {p: [failed, unknown]}, "spans": {p: [delivered, first, last]},
+ * "throttle_ms", "throttled"} */
+static PyObject *Producer_tally(ProducerObject *self, PyObject *unused) {
+    PyObject *parts = PyDict_New(), *spans = PyDict_New(), *res = NULL;
+    if (!parts || !spans)
+        goto done;
+    for (int32_t i = 0; i < self->nparts; i++) {
+        PartTally *t = &self->parts[i];
+        PyObject *k = PyLong_FromLong(i), *v;
+        if (!k)
+            goto done;
+        if (t->failed || t->unknown) {
+            v = Py_BuildValue("[LL]", (long long)t->failed, (long long)t->unknown);
+            if (!v || PyDict_SetItem(parts, k, v) < 0) {
+                Py_XDECREF(v);
+                Py_DECREF(k);
+                goto done;
+            }
+            Py_DECREF(v);
+        }
+        if (t->delivered) {
+            v = Py_BuildValue("[LLL]", (long long)t->delivered, (long long)t->first,
+                              (long long)t->last);
+            if (!v || PyDict_SetItem(spans, k, v) < 0) {
+                Py_XDECREF(v);
+                Py_DECREF(k);
+                goto done;
+            }
+            Py_DECREF(v);
+        }
+        Py_DECREF(k);
+    }
+    PyObject *ff = self->has_first_failed ? PyLong_FromLong(self->first_failed) : Py_NewRef(Py_None);
+    PyObject *fu =
+        self->has_first_unknown ? PyLong_FromLong(self->first_unknown) : Py_NewRef(Py_None);
+    res = Py_BuildValue("{s:L,s:L,s:N,s:N,s:O,s:O,s:L,s:L}", "failed", (long long)self->failed,
+                        "unknown", (long long)self->unknown, "first_failed", ff, "first_unknown",
+                        fu, "partitions", parts, "spans", spans, "throttle_ms",
+                        (long long)self->throttle_ms, "throttled", (long long)self->throttled);
+done:
+    Py_XDECREF(parts);
+    Py_XDECREF(spans);
+    return res;
+}
+
+/* errors() -> [(code, reason, fatal)] reported by librdkafka since the last call */
+static PyObject *Producer_errors(ProducerObject *self, PyObject *unused) {
+    PyObject *out = PyList_New(self->ring_len);
+    if (!out)
+        return NULL;
+    for (int i = 0; i < self->ring_len; i++) {
+        ErrEntry *e = &self->ring[i];
+        PyObject *row = Py_BuildValue("(isO)", e->code, e->reason, e->fatal ? Py_True : Py_False);
+        if (!row) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, row);
+    }
+    self->ring_len = 0;
+    return out;
+}
+
+/* fatal() -> (code, reason) of the producer's fatal error, or None */
+static PyObject *Producer_fatal(ProducerObject *self, PyObject *unused) {
+    NEED_RK(self);
+    char buf[512];
+    rk_err_t err = rk.fatal_error(self->rk, buf, sizeof buf);
+    if (!err)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(is)", err, buf);
+}
+
+static PyObject *Producer_errors_in(ProducerObject *self, PyObject *unused) {
+    return PyLong_FromLongLong(self->failed + self->unknown);
+}
+
+static PyMethodDef Producer_methods[] = {
+    {"produce_lines", (PyCFunction)Producer_produce_lines, METH_VARARGS,
+     "produce_lines(data, start, end, sep) -> (stopped, records, nbytes, unkeyed, err)"},
+    {"poll", (PyCFunction)Producer_poll, METH_VARARGS, "poll(timeout=0) -> events served"},
+    {"flush", (PyCFunction)Producer_flush, METH_VARARGS, "flush(timeout=0) -> records left"},
+    {"purge", (PyCFunction)Producer_purge, METH_VARARGS,
+     "purge(in_queue=True, in_flight=True, blocking=True) -> error code"},
+    {"metadata", (PyCFunction)Producer_metadata, METH_VARARGS,
+     "metadata(topic, timeout) -> (err, [(topic, err, [partition ids])])"},
+    {"tally", (PyCFunction)Producer_tally, METH_NOARGS, "tally() -> the delivery tally"},
+    {"errors", (PyCFunction)Producer_errors, METH_NOARGS,
+     "errors() -> [(code, reason, fatal)] since the last call"},
+    {"error_count", (PyCFunction)Producer_errors_in, METH_NOARGS,
+     "error_count() -> records failed or unknown so far"},
+    {"fatal", (PyCFunction)Producer_fatal, METH_NOARGS, "fatal() -> (code, reason) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods Producer_seq = {.sq_length = (lenfunc)Producer_len};
+
+static PyTypeObject ProducerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kctl._native.Producer",
+    .tp_basicsize = sizeof(ProducerObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Producer_init,
+    .tp_dealloc = (destructor)Producer_dealloc,
+    .tp_methods = Producer_methods,
+    .tp_as_sequence = &Producer_seq,
+    .tp_doc = "kctl's own producer on the librdkafka confluent-kafka loaded.",
+};
+
+/* rdkafka() -> (path, version string) of the librdkafka in use; RuntimeError saying why not */
+static PyObject *rdkafka(PyObject *self, PyObject *unused) {
+    if (load_rdkafka() < 0) {
+        PyErr_SetString(PyExc_RuntimeError, rk.why);
+        return NULL;
+    }
+    return Py_BuildValue("(ss)", rk.path, rk.version_str());
+}
+
 static PyMethodDef methods[] = {
     {"records_json", (PyCFunction)(void (*)(void))records_json, METH_VARARGS | METH_KEYWORDS,
      "records_json(data, base_offset, first_ts, count, base_seq, text=None): see "
@@ -668,6 +1345,8 @@ static PyMethodDef methods[] = {
     {"produce_chunk", produce_chunk, METH_VARARGS,
      "produce_chunk(produce, topic, data, start, end, sep, catch) -> (stopped, records, nbytes, "
      "unkeyed)."},
+    {"rdkafka", rdkafka, METH_NOARGS,
+     "rdkafka() -> (path, version) of the librdkafka kctl's Producer drives."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -676,4 +1355,15 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__native(void) {
+    if (PyType_Ready(&ProducerType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Producer", (PyObject *)&ProducerType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -16,6 +16,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,14 +44,14 @@ _CHOICES = (
     "from kctl.logfmt import fast; from kctl.runtime import native;"
     "print(fast.records_json is fast.py_records_json, native.load() is None,"
     " native.records_json() is None, native.jsonl_block() is None,"
-    " native.produce_chunk() is None)"
+    " native.produce_chunk() is None, native.producer() is None)"
 )
 
 
 def test_kctl_native_0_selects_the_python_functions() -> None:
     env = {**os.environ, "KCTL_NATIVE": "0"}
     out = subprocess.run([sys.executable, "-c", _CHOICES], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["True"] * 5, out.stderr
+    assert out.stdout.split() == ["True"] * 6, out.stderr
 
 
 @needs_native
@@ -60,7 +61,7 @@ def test_every_loop_runs_in_c_when_the_extension_is_chosen() -> None:
 
     env = {k: v for k, v in os.environ.items() if k != "KCTL_NATIVE"}
     out = subprocess.run([sys.executable, "-c", _CHOICES], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["False"] * 5, out.stderr
+    assert out.stdout.split() == ["False"] * 6, out.stderr
     assert fast.records_json is records_json is _native.records_json
     assert (jsonl_block, produce_chunk) == (_native.jsonl_block, _native.produce_chunk)
 
@@ -387,3 +388,75 @@ def test_produce_through_the_c_loop_and_the_python_loop_delivers_the_same(
     assert got[0] == got[1]
     assert len(got[0][1]) == 3000
     assert got[0][0] == sum(len(line) for line in lines) - 2400  # the separators not counted
+
+
+def test_kctl_native_producer_0_keeps_produce_on_confluent_kafka_and_the_c_loop() -> None:
+    env = {**os.environ, "KCTL_NATIVE_PRODUCER": "0"}
+    env.pop("KCTL_NATIVE", None)
+    out = subprocess.run([sys.executable, "-c", _CHOICES], env=env, capture_output=True, text=True)
+    built = chooser.load() is not None
+    assert out.stdout.split() == [str(not built)] * 5 + ["True"], out.stderr
+
+
+@needs_native
+def test_the_c_producer_drives_the_librdkafka_confluent_kafka_loaded() -> None:
+    """The very library confluent-kafka's cimpl links (its wheel's confluent_kafka.libs), not a
+    second copy from the system, in the version confluent-kafka reports."""
+    import confluent_kafka
+
+    got = chooser.rdkafka_library()
+    assert got is not None
+    path, version = got
+    libs = Path(confluent_kafka.__file__).resolve().parent.parent / "confluent_kafka.libs"
+    assert Path(path).resolve().parent == libs.resolve()
+    assert version == confluent_kafka.libversion()[0]
+
+
+def _c_producer(**props: str) -> object:
+    """kctl's C producer with no broker configured: its records stay queued, and no connection
+    errors join them in len() (as a refused port's would)."""
+    from confluent_kafka import KafkaError
+
+    cls = chooser.producer()
+    assert cls is not None
+    config = {"log_level": "0", **props}
+    return cls(list(config.items()), "t", [KafkaError.MSG_SIZE_TOO_LARGE])
+
+
+@needs_native
+def test_c_producer_counts_handed_refused_and_purged_records_exactly() -> None:
+    """produce_lines hands each line to librdkafka: a line over message.max.bytes is refused by
+    the client and counted failed (definite, no partition), handed over all the same; it stops
+    with the queue-full error at the first line the full queue does not take (nothing of that
+    line handed over); purged records come back as unknown."""
+    p: Any = _c_producer(**{"queue.buffering.max.messages": "3", "message.max.bytes": "1000"})
+    big = b"x" * 2000
+    data = b"k1\tv1\n" + big + b"\nno separator\nk2\tv2\nk3\tv3\n"
+    stopped, records, nbytes, unkeyed, err = p.produce_lines(data, 0, len(data), b"\t")
+    assert err == -184  # RD_KAFKA_RESP_ERR__QUEUE_FULL
+    assert data[stopped:] == b"k3\tv3\n" and records == 4 and unkeyed == 2
+    assert nbytes == 4 + 2000 + len(b"no separator") + 4
+    assert len(p) == 3
+    assert p.error_count() == 1
+    p.purge(True, True, False)
+    assert p.flush(5) == 0
+    t = p.tally()
+    assert (t["failed"], t["unknown"]) == (1, 3)
+    assert t["first_failed"] == 10  # MSG_SIZE_TOO_LARGE
+    assert t["first_unknown"] == -152  # RD_KAFKA_RESP_ERR__PURGE_QUEUE
+    assert t["spans"] == {} and t["partitions"] == {}  # never assigned a partition
+
+
+@needs_native
+def test_c_producer_refuses_a_bad_configuration_with_librdkafkas_reason() -> None:
+    cls = chooser.producer()
+    assert cls is not None
+    with pytest.raises(RuntimeError, match="No such configuration property"):
+        cls([("no.such.property", "1")], "t", [])
+    with pytest.raises(RuntimeError, match="outside allowed range"):
+        cls([("linger.ms", "-5")], "t", [])
+    p: Any = _c_producer()
+    with pytest.raises(TypeError):
+        p.produce_lines(b"a\n", 0, 2, b"")
+    with pytest.raises(ValueError):
+        p.produce_lines(b"a\n", 0, 3, None)

@@ -13,6 +13,15 @@ from conftest import unique
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 
+@pytest.fixture(params=["c-producer", "confluent-kafka"])
+def kctl_env(kctl_env: dict[str, str], request: pytest.FixtureRequest) -> dict[str, str]:
+    """Every test here runs twice: plain and keyed lines through kctl's own librdkafka producer
+    (the default), then through confluent-kafka's Producer (KCTL_NATIVE_PRODUCER=0)."""
+    if request.param == "confluent-kafka":
+        return {**kctl_env, "KCTL_NATIVE_PRODUCER": "0"}
+    return kctl_env
+
+
 def read_all(bootstrap: str, topic: str, timeout: float = 15.0) -> list:
     """Every record of every partition, through confluent-kafka, until each partition's EOF."""
     import time

@@ -4,6 +4,12 @@ The hot loops avoid per-record Python work where they can: input is read in larg
 split in C (:mod:`kctl.produce.lines`), ``produce()`` gets positional arguments only. Delivery
 reports come back for every record (a C call into a small callback, ~0.2 µs a record): the
 summary gives each partition's first and last acknowledged offset.
+
+Plain and keyed lines from files or stdin (no --rate, no transaction) go through kctl's own
+producer on librdkafka's C API where it can be used (:mod:`kctl.broker.native_producer`): the
+C loop hands each line to ``rd_kafka_produce()`` and counts delivery reports in C, as kcat
+does; everything else here (the stall watch, signals, the final flush, the counts) is the same
+code for both producers.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import IO, Any, TypeVar
 
 from kctl.broker.client import Admin, ErrorLog, error_text, make_producer, translate
 from kctl.broker.connect import Connection
+from kctl.broker.native_producer import NativeProducer
 from kctl.errors import KctlError
 from kctl.produce.lines import (
     Record,
@@ -28,6 +35,7 @@ from kctl.produce.options import ProduceOptions
 from kctl.runtime.signals import SignalTrap
 
 POLL_EVERY = 4096
+QUEUE_FULL = -184  # librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL
 T = TypeVar("T")
 # Without --linger-ms: full batches (batch.size, 1 MB by default) rather than librdkafka's 5 ms
 # default; fewer, larger requests cost both the client and the broker less CPU per record.
@@ -167,6 +175,8 @@ def check_topic(admin: Admin, topic: str, partition: int | None) -> int:
     if tm is None or (tm.error is not None and not tm.partitions):
         from kctl.broker.topics import missing_topic
 
+        if isinstance(admin.client, NativeProducer):  # the error path: a client that can say why
+            admin = Admin(admin.conn)
         raise missing_topic(admin, topic)
     count = len(tm.partitions)
     if partition is not None and partition not in tm.partitions:
@@ -212,7 +222,6 @@ def produce(
     from confluent_kafka import KafkaException
 
     summary = ProduceSummary(offsets=opts.offsets)
-    tally = _Tally()
 
     # The producer first: its connection, and its producer id, are under way while we check
     # the topic through its own metadata (no second client, no second connection).
@@ -225,10 +234,24 @@ def produce(
             for w in watches:  # a throttled producer waits as told: that is no stall
                 w.throttled(event.throttle_time)
 
-    producer, log = make_producer(
-        conn, on_delivery=tally, throttle_cb=throttled, **producer_config(opts)
-    )
     txn = bool(opts.transactional_id)
+    made = None
+    if sources is not None and single is None and not txn and not opts.rate and _simple(opts):
+        from kctl.broker import native_producer
+
+        made = native_producer.create(
+            conn, producer_config(opts), opts.topic, DEFINITE_FAILURES, throttled
+        )
+    tally: _Tally
+    producer: Any
+    if made is not None:
+        producer, log = made
+        tally = _CTally(producer.c)
+    else:
+        tally = _Tally()
+        producer, log = make_producer(
+            conn, on_delivery=tally, throttle_cb=throttled, **producer_config(opts)
+        )
     nudge = _PidNudge(producer, opts.topic) if opts.idempotence and not txn else None
     partitions = check_topic(Admin(conn, producer, log), opts.topic, opts.partition)
     started = time.monotonic()
@@ -325,6 +348,33 @@ class _Tally:
     @property
     def errors(self) -> int:
         return self.failed + self.unknown
+
+    def settle(self) -> None:
+        """Bring the counts up to date (the C producer's tally is kept in C)."""
+
+
+class _CTally(_Tally):
+    """The tally of kctl's C producer (:mod:`kctl.broker.native_producer`): its delivery
+    reports are counted in C as :class:`_Tally` counts them (the same DEFINITE_FAILURES,
+    refusals by the client definite), read from there."""
+
+    def __init__(self, c: Any) -> None:
+        super().__init__()
+        self.c = c
+
+    @property
+    def errors(self) -> int:
+        return int(self.c.error_count())
+
+    def settle(self) -> None:
+        from confluent_kafka import KafkaError
+
+        t = self.c.tally()
+        self.failed, self.unknown = t["failed"], t["unknown"]
+        ff, fu = t["first_failed"], t["first_unknown"]
+        self.first_failed = None if ff is None else KafkaError(ff)
+        self.first_unknown = None if fu is None else KafkaError(fu)
+        self.partitions, self.spans = t["partitions"], t["spans"]
 
 
 class _Watch:
@@ -495,6 +545,7 @@ class _End:
 
         summary, tally, producer, conn = self.summary, self.tally, self.producer, self.conn
         remaining = self.flush(sent, nudge)
+        tally.settle()
         summary.stalled = self.watch.tripped
         if self.fatal is not None:
             summary.first_error = _fatal_reason(self.fatal)
@@ -529,6 +580,13 @@ class _End:
         summary.spans = tally.spans
 
 
+def _simple(opts: ProduceOptions) -> bool:
+    """The plain and keyed shapes: lines as values, or KEY<sep>VALUE, with no other option."""
+    return (
+        not opts.jsonl and opts.null_marker is None and not opts.headers and opts.partition is None
+    )
+
+
 class Sender:
     """Hands records to the producer, one loop per input shape; ``sent`` and ``nbytes`` (records
     handed to the client, and their key + value bytes) stay exact even when a loop raises."""
@@ -559,6 +617,8 @@ class Sender:
 
         # The plain and keyed shapes' loop in C (:meth:`_chunks`), or None.
         self.c_chunk = native.produce_chunk()
+        # kctl's C producer (its loop walks a chunk's lines into rd_kafka_produce), or None.
+        self.rk = producer.c if isinstance(producer, NativeProducer) else None
 
     def halt(self, ahead: int = 0) -> bool:
         """Stop handing records over: a signal, or nothing delivered for --timeout seconds.
@@ -611,12 +671,7 @@ class Sender:
 
     def _shape(self) -> Callable[[list[bytes], int], None]:
         opts = self.opts
-        simple = (
-            not opts.jsonl
-            and opts.null_marker is None
-            and self.headers is None
-            and opts.partition is None
-        )
+        simple = _simple(opts)
         if simple and opts.key_separator is None:
             return self.plain
         if simple:
@@ -628,7 +683,8 @@ class Sender:
     ) -> None:
         """Every line of every source, until the end or a signal."""
         loop = self._shape()
-        if self.c_chunk is not None and loop in (self.plain, self.keyed) and not self.opts.rate:
+        c_loop = self.c_chunk is not None or self.rk is not None
+        if c_loop and loop in (self.plain, self.keyed) and not self.opts.rate:
             self._chunks(sources, progress)
             return
         for name, stream in sources:
@@ -687,6 +743,9 @@ class Sender:
         refuses (queue full, too large) goes through :meth:`send`, then the C loop goes on."""
         from confluent_kafka import KafkaException
 
+        if self.rk is not None:
+            self._rk_chunk(data, end)
+            return
         loop = self.c_chunk
         assert loop is not None
         produce_, topic = self.producer.produce, self.opts.topic
@@ -711,6 +770,26 @@ class Sender:
                 self.nbytes += len(line)
             self.sent += 1
             pos = line_end + 1
+        self.producer.poll(0)
+
+    def _rk_chunk(self, data: bytes, end: int) -> None:
+        """The lines of ``data[:end]`` through kctl's C producer; while its queue is full it is
+        polled (unless :meth:`halt` says stop: raises _Stop with the counts exact); a fatal
+        producer error is raised as confluent-kafka's produce() raises it."""
+        c, ksep = self.rk, self.opts.key_separator
+        assert c is not None and isinstance(self.producer, NativeProducer)
+        pos = 0
+        while pos < end:
+            pos, records, nbytes, _, err = c.produce_lines(data, pos, end, ksep)
+            self.sent += records
+            self.nbytes += nbytes
+            if not err:
+                break
+            if err != QUEUE_FULL:
+                raise self.producer.fatal_exception()
+            if self.halt():
+                raise _Stop()
+            self.producer.poll(0.05)
         self.producer.poll(0)
 
     def _pace(self) -> None:
