@@ -8,8 +8,10 @@ The cost of a lag check does not grow with the number of groups or partitions:
   ConsumerGroupDescribe through librdkafka;
 - OffsetFetch: one request per coordinator for all of its groups (v8+, KIP-709; one per group
   on older brokers);
+- Metadata: one request for the leaders of the groups' topics;
 - ListOffsets: one request per partition leader and per spec (earliest, latest) for every
-  partition at once (librdkafka's ``list_offsets`` groups them by leader).
+  partition, all sent at once over kafka-python's connections (librdkafka's ``list_offsets``
+  took ~2 s per spec at 20,000 partitions, one Python future per partition).
 
 The group requests go through kafka-python's protocol classes (librdkafka's Python API sends one
 request per group); ListOffsets and the admin operations (commit, delete) go through
@@ -174,6 +176,53 @@ class GroupReader(kafka_python.LazyClient):
                 pending += moved
             _backoff(deadline, bool(pending), what, 16)
 
+    def _per_coordinator_at_once(
+        self,
+        group_ids: list[str],
+        build: Callable[[list[str]], Any],
+        take: Callable[[int, Any], list[str]],
+        what: str,
+    ) -> None:
+        """One request per coordinator, ``build(groups)``, all sent at once (one round trip);
+        ``take(node, response)`` returns the groups whose coordinator moved (asked again,
+        bounded by the timeout)."""
+        pending = list(dict.fromkeys(group_ids))
+        deadline = time.monotonic() + self.admin.timeout
+        while pending:
+            by_node: dict[int, list[str]] = defaultdict(list)
+            for gid, node in self.coordinators(pending).items():
+                by_node[node].append(gid)
+            requests = [(node, build(gids)) for node, gids in sorted(by_node.items())]
+            pending = []
+            for (node, _r), response in zip(
+                requests, kafka_python.send_all(self.client, requests, what), strict=True
+            ):
+                moved = take(node, response)
+                self.forget(moved)
+                pending += moved
+            _backoff(deadline, bool(pending), what, 16)
+
+    def list_all(self) -> list[Listed] | None:
+        """Every group of every type (classic, consumer, share, streams): ListGroups v5 with no
+        filter, to every broker at once; None where the brokers' ListGroups is older."""
+        from kafka.protocol.admin import ListGroupsRequest
+
+        if self.version(ListGroupsRequest) < 5:
+            return None
+        requests = [
+            (node, ListGroupsRequest(states_filter=[], types_filter=[]))
+            for node in kafka_python.broker_ids(self.client)
+        ]
+        found: dict[str, Listed] = {}
+        for response in kafka_python.send_all(self.client, requests, "listing groups"):
+            if response.error_code:
+                raise KctlError("listing groups", _error_name(response.error_code))
+            for g in response.groups:
+                kind = g.group_type if g.group_type in GROUP_TYPES else "unknown"
+                state = _STATE_NAMES.get(g.group_state.upper(), g.group_state or "Unknown")
+                found[g.group_id] = Listed(g.group_id, state, kind, not g.protocol_type)
+        return [found[g] for g in sorted(found)]
+
     # -- DescribeGroups -------------------------------------------------------------------
 
     def describe(self, group_ids: list[str]) -> dict[str, Group]:
@@ -183,9 +232,10 @@ class GroupReader(kafka_python.LazyClient):
 
         out: dict[str, Group] = {}
 
-        def ask(node: int, gids: list[str]) -> list[str]:
-            request = DescribeGroupsRequest(groups=gids, include_authorized_operations=False)
-            response = self.send(request, "describing groups", node_id=node)
+        def build(gids: list[str]) -> Any:
+            return DescribeGroupsRequest(groups=gids, include_authorized_operations=False)
+
+        def take(node: int, response: Any) -> list[str]:
             moved = []
             for g in response.groups:
                 if g.error_code in _RETRIABLE:
@@ -204,7 +254,7 @@ class GroupReader(kafka_python.LazyClient):
             return moved
 
         if group_ids:
-            self._per_coordinator(group_ids, ask, "describing groups")
+            self._per_coordinator_at_once(group_ids, build, take, "describing groups")
         # DescribeGroups only knows classic groups: a group of the consumer protocol (KIP-848)
         # answers Dead with no members there. Those go through ConsumerGroupDescribe.
         dead = [gid for gid in group_ids if gid in out and out[gid].state == "Dead"]
@@ -468,24 +518,24 @@ class GroupReader(kafka_python.LazyClient):
             out[gid] = offsets
             return True
 
+        def build(gids: list[str]) -> Any:
+            return OffsetFetchRequest(
+                groups=[
+                    OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None)
+                    for g in gids
+                ],
+                require_stable=False,
+                # v10 (Kafka 4.1+) answers topic ids instead of names: stay at v9.
+                min_version=8,
+                max_version=9,
+            )
+
+        def take_all(node: int, response: Any) -> list[str]:
+            return [g.group_id for g in response.groups
+                    if not take(g.group_id, g.error_code, g.topics)]  # fmt: skip
+
         def ask(node: int, gids: list[str]) -> list[str]:
             moved = []
-            if version >= 8:
-                request = OffsetFetchRequest(
-                    groups=[
-                        OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None)
-                        for g in gids
-                    ],
-                    require_stable=False,
-                    # v10 (Kafka 4.1+) answers topic ids instead of names: stay at v9.
-                    min_version=8,
-                    max_version=9,
-                )
-                response = self.send(request, "fetching committed offsets", node_id=node)
-                for g in response.groups:
-                    if not take(g.group_id, g.error_code, g.topics):
-                        moved.append(g.group_id)
-                return moved
             for gid in gids:
                 request = OffsetFetchRequest(
                     group_id=gid, topics=None, min_version=2, max_version=7
@@ -495,7 +545,9 @@ class GroupReader(kafka_python.LazyClient):
                     moved.append(gid)
             return moved
 
-        if group_ids:
+        if group_ids and version >= 8:
+            self._per_coordinator_at_once(group_ids, build, take_all, "fetching committed offsets")
+        elif group_ids:
             self._per_coordinator(group_ids, ask, "fetching committed offsets")
         return out
 
@@ -675,6 +727,10 @@ def list_described(admin: Admin, types: set[str]) -> tuple[list[Listed], dict[st
     librdkafka's ListGroups leaves share and streams groups out: ListGroups v5 with a type
     filter finds those."""
     with GroupReader(admin) as reader:
+        every_type = reader.list_all()
+        if every_type is not None:
+            listed = [g for g in every_type if not types or g.type in types]
+            return listed, reader.describe([g.group for g in listed])
         everything = list_groups(admin)
         for kind in ("share", "streams"):
             if not types or kind in types:
@@ -771,7 +827,7 @@ def lag_samples(
         {g: described[g] for g in group_ids}, positions, topics
     )
     all_tps = sorted(set().union(*wanted.values())) if wanted else []
-    marks = watermarks(admin, all_tps)
+    marks = watermarks(admin, all_tps, reader)
     times: dict[tuple[TP, int], int] | None = None
     now_ms = 0
     if time_lag:
@@ -857,7 +913,8 @@ def watch_lag(
     from kctl.lag.watch import run_passes
 
     with GroupReader(admin) as reader:  # kafka-python loads while librdkafka connects
-        cluster_id = admin.metadata().cluster_id
+        # The cluster id only where samples are recorded: it costs a whole-cluster Metadata.
+        cluster_id = admin.metadata().cluster_id if record is not None else ""
 
         def save(rows: list[dict[str, Any]], ts_ms: int) -> int:
             assert record is not None
@@ -876,13 +933,25 @@ def watch_lag(
         )
 
 
-def watermarks(admin: Admin, tps: list[TP]) -> dict[TP, tuple[int, int]]:
-    """(log start, log end) per partition: two ListOffsets rounds, each batched per leader.
-    Partitions that do not exist (a deleted topic a group still has offsets for) are left out."""
+def watermarks(
+    admin: Admin, tps: list[TP], client: kafka_python.LazyClient | None = None
+) -> dict[TP, tuple[int, int]]:
+    """(log start, log end) per partition. Partitions that do not exist (a deleted topic a
+    group still has offsets for) are left out. With ``client`` (a kafka-python pool already
+    open): one Metadata and one ListOffsets per partition leader per end, all sent at once;
+    without, two librdkafka ListOffsets rounds, each batched per leader."""
     from kctl.broker.offsets import list_offsets
 
     if not tps:
         return {}
+    if client is not None:
+        from kctl.broker.offsets import EARLIEST, LATEST, Spec, read_offsets
+
+        starts_, ends_ = read_offsets(
+            client.client, tps, [Spec(EARLIEST), Spec(LATEST)], timeout=admin.timeout,
+            skip_gone=True,
+        )  # fmt: skip
+        return {tp: (starts_[tp][0], ends_[tp][0]) for tp in tps if tp in starts_ and tp in ends_}
     starts = list_offsets(admin, tps, "earliest", skip_gone=True)
     ends = list_offsets(admin, tps, "latest", skip_gone=True)
     return {tp: (starts[tp], ends[tp]) for tp in tps if tp in starts and tp in ends}

@@ -42,12 +42,14 @@ def connect(conn: Connection, admin: Any = None) -> Any:
     """A kafka-python KafkaAdminClient; connection failures become one-line errors (librdkafka
     is asked first, through ``admin`` or a new Admin: it fails fast and names the cause, where
     kafka-python only times out). The caller closes it."""
+    from kctl.broker.client import Admin
+
+    # librdkafka first, kafka-python's import after: the Metadata round trip (in C, without the
+    # GIL) overlaps the import that preload() started in the background.
+    metadata = (admin or Admin(conn)).metadata()
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
-    from kctl.broker.client import Admin
-
-    metadata = (admin or Admin(conn)).metadata()
     config = kafka_python_config(conn)
     # kafka-python bootstraps from a random server of the list and, when it picks one that is
     # down, waits out that server's growing backoff before it draws again: with brokers down,
@@ -88,6 +90,30 @@ def send(client: Any, request: Any, what: str, node_id: int | None = None) -> An
         return manager.run(call)
     except KafkaError as exc:
         raise KctlError(what, str(exc) or type(exc).__name__) from exc
+
+
+def send_all(client: Any, requests: list[tuple[int, Any]], what: str) -> list[Any]:
+    """Send several requests at once, each to its node (``(node_id, request)``), and return
+    their responses in the same order: one round trip for all, not one after another."""
+    from kafka.errors import KafkaError
+
+    manager = client._manager
+
+    async def call() -> list[Any]:
+        futures = [manager.send(request, node_id=node) for node, request in requests]
+        return [await f for f in futures]
+
+    if not requests:
+        return []
+    try:
+        return list(manager.run(call))
+    except KafkaError as exc:
+        raise KctlError(what, str(exc) or type(exc).__name__) from exc
+
+
+def broker_ids(client: Any) -> list[int]:
+    """The brokers the client's last Metadata listed (no request of its own)."""
+    return sorted(b.node_id for b in client._manager.cluster.brokers())
 
 
 def api_version(client: Any, request_class: Any) -> int:

@@ -124,6 +124,169 @@ def list_offsets(
     return out
 
 
+# ListOffsets timestamps with a meaning (kafka-get-offsets.sh's --time -1..-6) and the lowest
+# ListOffsets version that knows each; a time in ms needs v1.
+LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+_MIN_VERSION = {-1: 1, -2: 1, -3: 7, -4: 8, -5: 9, -6: 11}
+# Partition errors that a fresh look at the leaders cures: LEADER_NOT_AVAILABLE,
+# NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION, FENCED_LEADER_EPOCH,
+# UNKNOWN_LEADER_EPOCH, OFFSET_NOT_AVAILABLE (a new leader's high watermark not known yet).
+_RETRIABLE = frozenset({5, 6, 7, 13, 74, 75, 78})
+_GONE = frozenset({3, 100})  # UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One ListOffsets question: a time in ms, or -1..-6 (latest, earliest, max-timestamp,
+    earliest-local, latest-tiered, earliest-pending-upload), under an isolation level."""
+
+    timestamp: int
+    read_committed: bool = False
+
+    def name(self) -> str:
+        from kctl.parsing import OFFSET_SPEC_NAMES
+
+        if self.timestamp >= 0:
+            return "offsets for a time"
+        return f"{OFFSET_SPEC_NAMES[self.timestamp]} offsets"
+
+
+def _error_name(code: int) -> str:
+    import kafka.errors as errors
+
+    return str(getattr(errors.for_code(code), "message", f"error code {code}"))
+
+
+def leaders(client: Any, topics: list[str]) -> dict[TopicPartitionKey, int]:
+    """Partition -> leader (-1: none) of ``topics``, from ONE Metadata request (kafka-python,
+    no topic auto-creation); a topic the cluster does not know has no entries."""
+    from kafka.protocol.metadata import MetadataRequest
+
+    from kctl.broker import kafka_python
+
+    if not topics:
+        return {}
+    Topic = MetadataRequest.MetadataRequestTopic
+    request = MetadataRequest(
+        topics=[Topic(name=t) for t in sorted(set(topics))], allow_auto_topic_creation=False
+    )
+    response = kafka_python.send(client, request, "reading partition leaders")
+    out: dict[TopicPartitionKey, int] = {}
+    for t in response.topics:
+        if t.error_code:
+            continue
+        name = t.name
+        for p in t.partitions:
+            out[(name, p.partition_index)] = p.leader_id
+    return out
+
+
+def read_offsets(
+    client: Any,
+    tps: list[TopicPartitionKey],
+    specs: list[Spec],
+    *,
+    timeout: float,
+    skip_gone: bool = False,
+) -> list[dict[TopicPartitionKey, tuple[int, int]]]:
+    """ListOffsets for every partition and every spec, all at once: one Metadata request for
+    the leaders, then ONE request per (partition leader, spec), sent together over kafka-python's
+    connections (one round trip, not one per leader). Per spec, partition -> (offset, timestamp)
+    as Kafka answers it (-1, -1 where it has none). A partition whose leader is missing or
+    moved is asked again after a fresh Metadata, within ``timeout`` seconds. ``skip_gone``:
+    partitions that do not exist are left out, else they fail the whole call like any other
+    error (naming the partition)."""
+    import time
+    from collections import defaultdict
+
+    from kafka.protocol.consumer.offsets import ListOffsetsRequest
+
+    from kctl.broker import kafka_python
+
+    out: list[dict[TopicPartitionKey, tuple[int, int]]] = [{} for _ in specs]
+    if not tps or not specs:
+        return out
+    version = kafka_python.api_version(client, ListOffsetsRequest)
+    for spec in specs:
+        need = _MIN_VERSION.get(spec.timestamp, 1)
+        if version < need:
+            raise KctlError(
+                f"listing {spec.name()}",
+                f"the cluster's ListOffsets is v{version}; {spec.name()} need v{need}"
+                + (" (Kafka 3.8+ or newer)" if spec.timestamp <= -4 else ""),
+            )
+    Topic = ListOffsetsRequest.ListOffsetsTopic
+    Part = Topic.ListOffsetsPartition
+    pending = {i: list(dict.fromkeys(tps)) for i in range(len(specs))}
+    deadline = time.monotonic() + timeout
+    while True:
+        where = leaders(client, sorted({t for want in pending.values() for t, _ in want}))
+        requests: list[tuple[int, Any]] = []
+        asked: list[int] = []
+        again: dict[int, list[TopicPartitionKey]] = defaultdict(list)
+        why: dict[TopicPartitionKey, str] = {}
+        for i, want in pending.items():
+            spec = specs[i]
+            by_leader: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+            for tp in want:
+                leader = where.get(tp)
+                if leader is None:
+                    if not skip_gone:
+                        t, p = tp
+                        raise KctlError(
+                            f"listing {spec.name()} of {t}[{p}]", "Unknown topic or partition"
+                        )
+                elif leader < 0:
+                    again[i].append(tp)
+                    why[tp] = "the partition has no leader"
+                else:
+                    by_leader[leader][tp[0]].append(tp[1])
+            for leader, topics in sorted(by_leader.items()):
+                parts = [
+                    Topic(
+                        name=t,
+                        partitions=[
+                            Part(partition_index=p, current_leader_epoch=-1,
+                                 timestamp=spec.timestamp)
+                            for p in ps
+                        ],
+                    )
+                    for t, ps in topics.items()
+                ]  # fmt: skip
+                request = ListOffsetsRequest(
+                    replica_id=-1, isolation_level=int(spec.read_committed), topics=parts
+                )
+                requests.append((leader, request))
+                asked.append(i)
+        responses = kafka_python.send_all(client, requests, "listing offsets")
+        for i, response in zip(asked, responses, strict=True):
+            got = out[i]
+            for t in response.topics:
+                name = t.name
+                for p in t.partitions:
+                    code = p.error_code
+                    if not code:
+                        got[(name, p.partition_index)] = (p.offset, p.timestamp)
+                    elif code in _RETRIABLE:
+                        again[i].append((name, p.partition_index))
+                        why[(name, p.partition_index)] = _error_name(code)
+                    elif not (skip_gone and code in _GONE):
+                        raise KctlError(
+                            f"listing {specs[i].name()} of {name}[{p.partition_index}]",
+                            _error_name(code),
+                        )
+        if not again:
+            return out
+        if time.monotonic() >= deadline:
+            i, (tp, *_rest) = next(iter(again.items()))
+            raise KctlError(
+                f"listing {specs[i].name()} of {tp[0]}[{tp[1]}]",
+                f"{why.get(tp, 'no answer')}, still after {timeout:g}s",
+            )
+        pending = dict(again)
+        time.sleep(0.2)
+
+
 def get_offsets(
     admin: Admin,
     topics: list[str],
@@ -135,108 +298,38 @@ def get_offsets(
 ) -> list[PartitionOffsets]:
     """Earliest and latest offsets of the partitions (``tps``, else those of ``topics``), and
     with ``at_time`` the offset ListOffsets answers for it: a timestamp (ms), or one of the
-    special values -1..-6 of kafka-get-offsets.sh's ``--time`` (None where Kafka has none)."""
+    special values -1..-6 of kafka-get-offsets.sh's ``--time`` (None where Kafka has none).
+
+    Requests: one Metadata, then one ListOffsets per partition leader per offset asked
+    (earliest, latest, and the --time one unless it is -1 or -2), all sent at once."""
+    from kctl.broker import kafka_python
+
     if tps is None:
         tps = partitions_of(admin, topics, partitions)
-    low = list_offsets(admin, tps, "earliest")
-    high = list_offsets(admin, tps, "latest", read_committed=read_committed)
-    when: dict[TopicPartitionKey, int | None] = {}
-    if at_time == -1:
-        when = dict(high)
-    elif at_time == -2:
-        when = dict(low)
-    elif at_time == -3:
-        when = dict(max_timestamp_offsets(admin, tps))
-    elif at_time is not None and at_time < 0:
-        when = dict(special_offsets(admin, tps, at_time, read_committed=read_committed))
-    elif at_time is not None:
-        when = dict(list_offsets(admin, tps, at_time, read_committed=read_committed))
-    return [PartitionOffsets(t, p, low[(t, p)], high[(t, p)], when.get((t, p))) for t, p in tps]
-
-
-def max_timestamp_offsets(
-    admin: Admin, tps: list[TopicPartitionKey]
-) -> dict[TopicPartitionKey, int]:
-    """ListOffsets(MAX_TIMESTAMP): the offset of the record with the largest timestamp; empty
-    partitions are left out (Kafka answers -1)."""
-    from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
-    if not tps:
-        return {}
-    request = {TopicPartition(t, p): OffsetSpec.max_timestamp() for t, p in tps}
-    futures = admin.client.list_offsets(request, request_timeout=admin.timeout)
-    out: dict[TopicPartitionKey, int] = {}
-    for tp, fut in futures.items():
-        info = admin.result(fut, f"listing max-timestamp offsets of {tp.topic}[{tp.partition}]")
-        if info.offset >= 0:
-            out[(tp.topic, tp.partition)] = info.offset
-    return out
-
-
-# Minimum ListOffsets version for each special timestamp librdkafka cannot send.
-_SPECIAL_MIN_VERSION = {-4: 8, -5: 9, -6: 11}
-
-
-def special_offsets(
-    admin: Admin, tps: list[TopicPartitionKey], spec: int, *, read_committed: bool = False
-) -> dict[TopicPartitionKey, int]:
-    """ListOffsets with earliest-local (-4), latest-tiered (-5) or earliest-pending-upload (-6),
-    which librdkafka refuses to send: one kafka-python request per partition leader. Partitions
-    for which Kafka has no such offset (-1: nothing tiered) are left out."""
-    from kafka.protocol.consumer.offsets import ListOffsetsRequest
-
-    from kctl.broker import kafka_python
-    from kctl.parsing import OFFSET_SPEC_NAMES
-
-    name = OFFSET_SPEC_NAMES[spec]
-    md = admin.metadata()
-    by_leader: dict[int, dict[str, list[int]]] = {}
-    for t, p in tps:
-        leader = md.topics[t].partitions[p].leader
-        if leader < 0:
-            raise KctlError(f"listing {name} offsets of {t}[{p}]", "the partition has no leader")
-        by_leader.setdefault(leader, {}).setdefault(t, []).append(p)
-    out: dict[TopicPartitionKey, int] = {}
+    specs = [Spec(EARLIEST), Spec(LATEST, read_committed)]
+    if at_time is not None and at_time not in (LATEST, EARLIEST):
+        # max-timestamp as librdkafka asked it before: read_uncommitted.
+        specs.append(Spec(at_time, read_committed and at_time != MAX_TIMESTAMP))
     with kafka_python.LazyClient(admin) as lazy:
-        version = kafka_python.api_version(lazy.client, ListOffsetsRequest)
-        if version < _SPECIAL_MIN_VERSION[spec]:
-            raise KctlError(
-                f"listing {name} offsets",
-                f"the cluster's ListOffsets is v{version}; {name} needs "
-                f"v{_SPECIAL_MIN_VERSION[spec]} (Kafka 3.8+ or newer)",
-            )
-        P = ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition
-        for leader, topics in sorted(by_leader.items()):
-            request = ListOffsetsRequest(
-                replica_id=-1,
-                isolation_level=1 if read_committed else 0,
-                topics=[
-                    ListOffsetsRequest.ListOffsetsTopic(
-                        name=t,
-                        partitions=[
-                            P(partition_index=p, current_leader_epoch=-1, timestamp=spec)
-                            for p in ps
-                        ],
-                    )
-                    for t, ps in sorted(topics.items())
-                ],
-            )
-            response = kafka_python.send(
-                lazy.client, request, f"listing {name} offsets on broker {leader}", leader
-            )
-            for topic in response.topics:
-                for part in topic.partitions:
-                    if part.error_code:
-                        import kafka.errors as errors
-
-                        raise KctlError(
-                            f"listing {name} offsets of {topic.name}[{part.partition_index}]",
-                            str(getattr(errors.for_code(part.error_code), "message", "")),
-                        )
-                    if part.offset >= 0:
-                        out[(topic.name, part.partition_index)] = part.offset
-    return out
+        answers = read_offsets(lazy.client, tps, specs, timeout=admin.timeout)
+    low, high = answers[0], answers[1]
+    when: dict[TopicPartitionKey, int | None] = {}
+    if at_time == LATEST:
+        when = {tp: off for tp, (off, _ts) in high.items()}
+    elif at_time == EARLIEST:
+        when = {tp: off for tp, (off, _ts) in low.items()}
+    elif at_time is not None and at_time < 0:
+        # Kafka has none (-1: nothing tiered, an empty partition's max timestamp): left out.
+        when = {tp: off for tp, (off, _ts) in answers[2].items() if off >= 0}
+    elif at_time is not None:
+        # No record at or after the time: Kafka answers offset -1; some brokers (Tansu) answer
+        # offset 0 with timestamp -1. Both mean the latest offset.
+        when = {
+            tp: (high[tp][0] if off < 0 or ts < 0 else off) for tp, (off, ts) in answers[2].items()
+        }
+    return [
+        PartitionOffsets(t, p, low[(t, p)][0], high[(t, p)][0], when.get((t, p))) for t, p in tps
+    ]
 
 
 # ---- DeleteRecords ------------------------------------------------------------------------

@@ -8,7 +8,7 @@ The field names are a contract (docs/replicas.md): fields are only ever added.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from types import UnionType
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -110,6 +110,9 @@ class BrokerInfo:
     port: int
     rack: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "host": self.host, "port": self.port, "rack": self.rack}
+
 
 @dataclass
 class PartitionInfo:
@@ -119,6 +122,16 @@ class PartitionInfo:
     isr: list[int]
     offline_replicas: list[int] = field(default_factory=list)
     error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "leader": self.leader,
+            "replicas": list(self.replicas),
+            "isr": list(self.isr),
+            "offline_replicas": list(self.offline_replicas),
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -132,6 +145,16 @@ class TopicInfo:
     min_insync_replicas_source: str | None = None
     error: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "internal": self.internal,
+            "partitions": [p.to_dict() for p in self.partitions],
+            "min_insync_replicas": self.min_insync_replicas,
+            "min_insync_replicas_source": self.min_insync_replicas_source,
+            "error": self.error,
+        }
+
 
 @dataclass
 class ReplicaDir:
@@ -143,6 +166,15 @@ class ReplicaDir:
     offset_lag: int
     is_future: bool
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "size": self.size,
+            "offset_lag": self.offset_lag,
+            "is_future": self.is_future,
+        }
+
 
 @dataclass
 class LogDirInfo:
@@ -152,6 +184,16 @@ class LogDirInfo:
     replicas: list[ReplicaDir] = field(default_factory=list)
     total_bytes: int | None = None
     usable_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "broker": self.broker,
+            "path": self.path,
+            "error": self.error,
+            "replicas": [r.to_dict() for r in self.replicas],
+            "total_bytes": self.total_bytes,
+            "usable_bytes": self.usable_bytes,
+        }
 
 
 @dataclass
@@ -178,9 +220,25 @@ class ClusterSnapshot:
         return next((t for t in self.topics if t.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
-        doc = {"format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION}
-        doc.update(asdict(self))
-        return doc
+        """The document (what ``dataclasses.asdict`` gives, with ``format`` and ``version``
+        first), written out per class: asdict's generic deep copy took 1.6 s at 20,000
+        partitions, this ~0.05 s."""
+        fenced = self.fenced_brokers
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "version": SNAPSHOT_VERSION,
+            "taken_at_ms": self.taken_at_ms,
+            "cluster_id": self.cluster_id,
+            "controller_id": self.controller_id,
+            "brokers": [b.to_dict() for b in self.brokers],
+            "topics": [t.to_dict() for t in self.topics],
+            "default_min_insync_replicas": self.default_min_insync_replicas,
+            "default_replication_factor": self.default_replication_factor,
+            "log_dirs": [d.to_dict() for d in self.log_dirs],
+            "log_dirs_unsupported": list(self.log_dirs_unsupported),
+            "bootstrap": self.bootstrap,
+            "fenced_brokers": None if fenced is None else list(fenced),
+        }
 
     @classmethod
     def from_dict(cls, doc: Any) -> ClusterSnapshot:

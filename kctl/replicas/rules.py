@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from kctl.replicas.model import ClusterSnapshot, PartitionInfo, TopicInfo
@@ -57,7 +57,14 @@ class Finding:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "severity": self.severity,
+            "check": self.check,
+            "topic": self.topic,
+            "partition": self.partition,
+            "brokers": list(self.brokers),
+            "reason": self.reason,
+        }
 
 
 @dataclass
