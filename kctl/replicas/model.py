@@ -9,8 +9,9 @@ The field names are a contract (docs/replicas.md): fields are only ever added.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
+from functools import cache
 from types import UnionType
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 T = TypeVar("T")
 
@@ -79,17 +80,47 @@ def _build(cls: type[T], data: Any, where: str, **nested: Any) -> T:
     document, for the errors."""
     if not isinstance(data, dict):
         raise SnapshotFormatError(f"{where}: expected an object, got {_kind(data)}")
-    hints = get_type_hints(cls)
     values: dict[str, Any] = {}
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.name in nested:
+    for name, hint, required, plain, int_list in _fields(cast(type, cls)):
+        if name in nested:
             continue
-        if f.name not in data:
-            if f.default is MISSING and f.default_factory is MISSING:
-                raise SnapshotFormatError(f"{where}: no {f.name!r}")
+        if name not in data:
+            if required:
+                raise SnapshotFormatError(f"{where}: no {name!r}")
             continue
-        values[f.name] = _check(data[f.name], hints[f.name], f"{where}.{f.name}")
+        value = data[name]
+        # The common shapes are answered here, the rest (and every error) by _check.
+        kind = type(value)
+        if kind in plain or (int_list and kind is list and all(type(v) is int for v in value)):
+            values[name] = value
+        else:
+            values[name] = _check(value, hint, f"{where}.{name}")
     return cls(**values, **nested)
+
+
+@cache
+def _fields(cls: type) -> list[tuple[str, Any, bool, tuple[type, ...], bool]]:
+    """(name, type, required, the value types that pass as they are, whether it is a list of
+    ints) of a dataclass's fields, once per class: get_type_hints evaluates every annotation at
+    each call (10 s for a snapshot of 20,000 partitions)."""
+    hints = get_type_hints(cls)
+    plain: dict[Any, tuple[type, ...]] = {
+        int: (int,),  # bool is not an int here, as in _check
+        str: (str,),
+        bool: (bool,),
+        int | None: (int, type(None)),
+        str | None: (str, type(None)),
+    }
+    return [
+        (
+            f.name,
+            hints[f.name],
+            f.default is MISSING and f.default_factory is MISSING,
+            plain.get(hints[f.name], ()),
+            hints[f.name] == list[int],
+        )
+        for f in fields(cls)
+    ]
 
 
 def _list(doc: dict[str, Any], name: str, where: str, required: bool = True) -> list[Any]:

@@ -118,11 +118,17 @@ def broker_state(snap: ClusterSnapshot, broker: int) -> str:
 
 
 def partition_findings(
-    snap: ClusterSnapshot, topic: TopicInfo, p: PartitionInfo, min_rf: int
+    snap: ClusterSnapshot,
+    topic: TopicInfo,
+    p: PartitionInfo,
+    min_rf: int,
+    live: set[int] | None = None,
+    racks: dict[int, str | None] | None = None,
 ) -> list[Finding]:
-    """Every per-partition rule, for one partition."""
+    """Every per-partition rule, for one partition (``live``, ``racks``: the snapshot's live
+    brokers and brokers' racks, when the caller has them already)."""
     out: list[Finding] = []
-    live = live_brokers(snap)
+    live = live_brokers(snap) if live is None else live
     name, part = topic.name, p.partition
     if p.leader < 0:
         out.append(_finding("offline", name, part, p.replicas, "no leader"))
@@ -195,16 +201,18 @@ def partition_findings(
                 f"leader {p.leader} is not the preferred leader {p.replicas[0]}",
             )
         )
-    spread = rack_spread(snap, p.replicas)
+    spread = rack_spread(snap, p.replicas, racks)
     if spread is not None:
         out.append(_finding("rack-spread", name, part, spread[0], spread[1]))
     return out
 
 
-def rack_spread(snap: ClusterSnapshot, replicas: list[int]) -> tuple[list[int], str] | None:
+def rack_spread(
+    snap: ClusterSnapshot, replicas: list[int], racks: dict[int, str | None] | None = None
+) -> tuple[list[int], str] | None:
     """(brokers sharing a rack, reason) when two replicas share a rack while the cluster has
     enough racks to avoid it; None when fine or when racks are unknown."""
-    racks = {b.id: b.rack for b in snap.brokers}
+    racks = {b.id: b.rack for b in snap.brokers} if racks is None else racks
     if not racks or any(r is None for r in racks.values()):
         return None
     placed = [racks.get(r) for r in replicas]
@@ -351,9 +359,10 @@ def validate(snap: ClusterSnapshot, opts: Options | None = None) -> list[Finding
     min_rf = opts.min_rf if opts.min_rf is not None else (snap.default_replication_factor or 1)
     topics = selected_topics(snap, opts.topics)
     out: list[Finding] = []
+    live, racks = live_brokers(snap), {b.id: b.rack for b in snap.brokers}
     for t in topics:
         for p in t.partitions:
-            out += partition_findings(snap, t, p, min_rf)
+            out += partition_findings(snap, t, p, min_rf, live, racks)
     out += broker_down_findings(snap, topics)
     out += leader_skew(snap, topics, opts.leader_imbalance_percent)
     out += log_dir_findings(snap, topics, opts)
