@@ -1,7 +1,7 @@
 """kctl consume / produce against kcat, as ratios measured in the same run on the same broker.
 
     .venv/bin/python benchmarks/consume_produce.py [--records 1000000] [--runs 5]
-        [--work both|consume|produce] [--bootstrap HOST:PORT] [--kafka-libs DIR]
+        [--work both|consume|produce] [--bootstrap HOST:PORT] [--kafka-libs DIR] [--no-jvm]
 
 With --bootstrap, on that cluster (e.g. the real 3-broker one of `kctl local up --engine kafka`),
 with Kafka's own JVM clients as more references (kafka-console-consumer.sh,
@@ -96,6 +96,8 @@ def main() -> None:
     parser.add_argument("--work", choices=("both", "consume", "produce"), default="both")
     parser.add_argument("--bootstrap", help="an existing cluster (default: a Tansu broker)")
     parser.add_argument("--kafka-libs", help="Kafka's jars for the JVM references")
+    parser.add_argument("--no-jvm", action="store_true",
+                        help="kcat alone as the reference (no JVM clients beside it)")  # fmt: skip
     args = parser.parse_args()
     if not shutil.which("kcat"):
         sys.exit("kcat is not installed (apt-get install kcat)")
@@ -110,7 +112,8 @@ def main() -> None:
         bs = args.bootstrap
         from kctl.local.kafka_jars import locate
 
-        libs = Path(args.kafka_libs) if args.kafka_libs else locate().libs
+        if not args.no_jvm:
+            libs = Path(args.kafka_libs) if args.kafka_libs else locate().libs
     else:
         info, _ = broker.start(port=broker.free_port(), directory=tmp / "broker")
         bs = info.bootstrap

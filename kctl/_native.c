@@ -1049,8 +1049,9 @@ static int Producer_init(ProducerObject *self, PyObject *args, PyObject *kwargs)
         }                                                                                     \
     } while (0)
 
-/* produce_lines(data, start, end, sep) -> (stopped, records, nbytes, unkeyed, err)
- * The lines of data[start:end] (as produce_chunk walks them), each handed to rd_kafka_produce
+/* produce_lines(data, start, end, sep, limit=0) -> (stopped, records, nbytes, unkeyed, err)
+ * The lines of data[start:end] (as produce_chunk walks them; with limit > 0 at most that many,
+ * --rate's slices: err 0 and ``stopped`` before end), each handed to rd_kafka_produce
  * (copied; no partition: the configured partitioner) as a value, or with sep as KEY<sep>VALUE.
  * A line the client refuses (too large, ...) is counted as a definite failure, as handed over.
  * Stops at a line not handed over: err -184 (queue full: poll, then call again from
@@ -1059,8 +1060,9 @@ static PyObject *Producer_produce_lines(ProducerObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t start, end;
     PyObject *sep;
+    Py_ssize_t limit = 0;
     NEED_RK(self);
-    if (!PyArg_ParseTuple(args, "y*nnO", &view, &start, &end, &sep))
+    if (!PyArg_ParseTuple(args, "y*nnO|n", &view, &start, &end, &sep, &limit))
         return NULL;
     const char *sbuf;
     Py_ssize_t slen;
@@ -1074,7 +1076,7 @@ static PyObject *Producer_produce_lines(ProducerObject *self, PyObject *args) {
     char *d = view.buf;
     Py_ssize_t pos = start, records = 0, nbytes = 0, unkeyed = 0;
     rk_err_t stop = 0;
-    while (pos < end) {
+    while (pos < end && (limit <= 0 || records < limit)) {
         char *lb = d + pos;
         char *nl = memchr(lb, '\n', (size_t)(end - pos));
         Py_ssize_t ll = (nl ? nl - d : end) - pos;
@@ -1297,7 +1299,8 @@ static PyObject *Producer_errors_in(ProducerObject *self, PyObject *unused) {
 
 static PyMethodDef Producer_methods[] = {
     {"produce_lines", (PyCFunction)Producer_produce_lines, METH_VARARGS,
-     "produce_lines(data, start, end, sep) -> (stopped, records, nbytes, unkeyed, err)"},
+     "produce_lines(data, start, end, sep, limit=0) -> (stopped, records, nbytes, unkeyed, "
+     "err)"},
     {"poll", (PyCFunction)Producer_poll, METH_VARARGS, "poll(timeout=0) -> events served"},
     {"flush", (PyCFunction)Producer_flush, METH_VARARGS, "flush(timeout=0) -> records left"},
     {"purge", (PyCFunction)Producer_purge, METH_VARARGS,

@@ -37,7 +37,7 @@ def produce_on(kctl, path: dict[str, str], topic: str, *args: str, input: str | 
 
 
 @needs_c_producer
-def test_the_c_producer_runs_for_plain_and_keyed_files_and_not_for_other_shapes(
+def test_the_c_producer_runs_for_plain_and_keyed_lines_and_not_for_other_shapes(
     kctl, new_topic, tmp_path
 ):
     topic = new_topic(partitions=1)
@@ -45,8 +45,8 @@ def test_the_c_producer_runs_for_plain_and_keyed_files_and_not_for_other_shapes(
     src.write_text("k\tv\n")
     assert USED in produce_on(kctl, C, topic, "--file", str(src)).stderr
     assert USED in produce_on(kctl, C, topic, "--key-separator", "\t", input="k\tv\n").stderr
+    assert USED in produce_on(kctl, C, topic, "--file", str(src), "--rate", "1000").stderr
     for other in (
-        ["--file", str(src), "--rate", "1000"],
         ["--file", str(src), "--header", "a=b"],
         ["--file", str(src), "--partition", "0"],
         ["--key", "k", "--value", "v"],
@@ -243,3 +243,22 @@ def test_producer_options_and_x_properties_reach_the_c_producer(
     bad = [kctl("produce", topic, "--file", str(src), "-X", "linger.ms=-5", env=p)
            for p in (C, CONFLUENT)]  # fmt: skip
     assert bad[0].code == bad[1].code == 1 and bad[0].stderr == bad[1].stderr
+
+
+@pytest.mark.parametrize("path", ["c-producer", "confluent-kafka"])
+def test_rate_paces_the_c_producer_as_the_confluent_kafka_path(
+    kctl, new_topic, bootstrap, tmp_path, path
+):
+    """--rate 2000 over 3,000 lines: about 1.5 s on either path (slices of 1/20 s worth), every
+    record delivered in order."""
+    topic = new_topic(partitions=1)
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"r{i}\n" for i in range(3000)))
+    start = time.monotonic()
+    r = produce_on(kctl, PATHS[path], topic, "--file", str(src), "--rate", "2000")
+    took = time.monotonic() - start
+    assert r.code == 0, r
+    assert (USED in r.stderr) == (path == "c-producer")
+    assert summary_counts(r.stderr) == (3000, 0)
+    assert 1.3 < took < 10, took
+    assert [m.value() for m in read_all(bootstrap, topic)] == [b"r%d" % i for i in range(3000)]

@@ -5,7 +5,7 @@ split in C (:mod:`kctl.produce.lines`), ``produce()`` gets positional arguments 
 reports come back for every record (a C call into a small callback, ~0.2 µs a record): the
 summary gives each partition's first and last acknowledged offset.
 
-Plain and keyed lines from files or stdin (no --rate, no transaction) go through kctl's own
+Plain and keyed lines from files or stdin (--rate too; no transaction) go through kctl's own
 producer on librdkafka's C API where it can be used (:mod:`kctl.broker.native_producer`): the
 C loop hands each line to ``rd_kafka_produce()`` and counts delivery reports in C, as kcat
 does; everything else here (the stall watch, signals, the final flush, the counts) is the same
@@ -236,7 +236,7 @@ def produce(
 
     txn = bool(opts.transactional_id)
     made = None
-    if sources is not None and single is None and not txn and not opts.rate and _simple(opts):
+    if sources is not None and single is None and not txn and _simple(opts):
         from kctl.broker import native_producer
 
         made = native_producer.create(
@@ -683,8 +683,8 @@ class Sender:
     ) -> None:
         """Every line of every source, until the end or a signal."""
         loop = self._shape()
-        c_loop = self.c_chunk is not None or self.rk is not None
-        if c_loop and loop in (self.plain, self.keyed) and not self.opts.rate:
+        c_loop = (self.c_chunk is not None and not self.opts.rate) or self.rk is not None
+        if c_loop and loop in (self.plain, self.keyed):
             self._chunks(sources, progress)
             return
         for name, stream in sources:
@@ -775,15 +775,22 @@ class Sender:
     def _rk_chunk(self, data: bytes, end: int) -> None:
         """The lines of ``data[:end]`` through kctl's C producer; while its queue is full it is
         polled (unless :meth:`halt` says stop: raises _Stop with the counts exact); a fatal
-        producer error is raised as confluent-kafka's produce() raises it."""
-        c, ksep = self.rk, self.opts.key_separator
+        producer error is raised as confluent-kafka's produce() raises it. With --rate, in
+        slices of 1/20 s worth (as :func:`rate_limited_lines`), each followed by the pacing."""
+        c, ksep, rate = self.rk, self.opts.key_separator, self.opts.rate
         assert c is not None and isinstance(self.producer, NativeProducer)
+        step = max(1, int(rate / 20)) if rate else 0
         pos = 0
         while pos < end:
-            pos, records, nbytes, _, err = c.produce_lines(data, pos, end, ksep)
+            pos, records, nbytes, _, err = c.produce_lines(data, pos, end, ksep, step)
             self.sent += records
             self.nbytes += nbytes
             if not err:
+                if rate:
+                    self._pace()
+                    if self.halt():
+                        raise _Stop()
+                    continue
                 break
             if err != QUEUE_FULL:
                 raise self.producer.fatal_exception()
