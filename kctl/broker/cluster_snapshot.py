@@ -30,15 +30,24 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _topic_min_isr(admin: Admin, names: list[str]) -> dict[str, tuple[int | None, str | None]]:
+def _ask_topic_configs(admin: Admin, names: list[str]) -> dict[Any, Any]:
+    """DescribeConfigs of the topics, sent (librdkafka: one request for all of them); the
+    answers are read by :func:`_topic_min_isr`, so that other requests go out meanwhile."""
     from confluent_kafka.admin import ConfigResource
 
     if not names:
         return {}
-    out: dict[str, tuple[int | None, str | None]] = {}
-    futures = admin.client.describe_configs(
-        [ConfigResource("topic", n) for n in names], request_timeout=admin.timeout
+    return dict(
+        admin.client.describe_configs(
+            [ConfigResource("topic", n) for n in names], request_timeout=admin.timeout
+        )
     )
+
+
+def _topic_min_isr(
+    admin: Admin, futures: dict[Any, Any]
+) -> dict[str, tuple[int | None, str | None]]:
+    out: dict[str, tuple[int | None, str | None]] = {}
     for res, fut in futures.items():
         entries = admin.result(fut, f"describing configs of topic {res.name!r}")
         entry = entries.get("min.insync.replicas")
@@ -49,14 +58,19 @@ def _topic_min_isr(admin: Admin, names: list[str]) -> dict[str, tuple[int | None
     return out
 
 
-def _broker_defaults(admin: Admin, broker: int) -> tuple[int | None, int | None]:
-    """(min.insync.replicas, default.replication.factor) as broker ``broker`` applies them."""
+def _ask_broker_configs(admin: Admin, broker: int) -> Any:
+    """DescribeConfigs of broker ``broker``, sent; read by :func:`_broker_defaults`."""
     from confluent_kafka.admin import ConfigResource
 
     futures = admin.client.describe_configs(
         [ConfigResource("broker", str(broker))], request_timeout=admin.timeout
     )
-    entries = admin.result(next(iter(futures.values())), f"describing configs of broker {broker}")
+    return next(iter(futures.values()))
+
+
+def _broker_defaults(admin: Admin, future: Any, broker: int) -> tuple[int | None, int | None]:
+    """(min.insync.replicas, default.replication.factor) as broker ``broker`` applies them."""
+    entries = admin.result(future, f"describing configs of broker {broker}")
     mi, rf = entries.get("min.insync.replicas"), entries.get("default.replication.factor")
     return (_int(mi.value) if mi else None, _int(rf.value) if rf else None)
 
@@ -84,16 +98,27 @@ def _collect(
             if name not in view.topics:
                 raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
         names = sorted(set(topics))
-    min_isr = _topic_min_isr(admin, names)
+    # The configs go out first and are read after the log dirs: the rounds overlap.
+    topic_configs = _ask_topic_configs(admin, names)
     default_mi: int | None = None
     default_rf: int | None = None
+    defaults_of: int | None = None
+    broker_configs: Any = None
     if info.brokers:
+        ids = [b.id for b in info.brokers]
+        defaults_of = info.controller_id if info.controller_id in view.brokers else ids[0]
+        broker_configs = _ask_broker_configs(admin, defaults_of)
+    found_dirs: tuple[list[LogDirInfo], list[int]] = ([], [])
+    if log_dirs:
+        wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
+        found_dirs = _log_dirs(
+            lazy.client, [b.id for b in info.brokers], wanted if topics else None
+        )
+    min_isr = _topic_min_isr(admin, topic_configs)
+    if defaults_of is not None:
         # A broker that hides its configs: the rules fall back to Kafka's defaults.
         with contextlib.suppress(KctlError):
-            default_mi, default_rf = _broker_defaults(
-                admin,
-                info.controller_id if info.controller_id in view.brokers else info.brokers[0].id,
-            )
+            default_mi, default_rf = _broker_defaults(admin, broker_configs, defaults_of)
     snap = ClusterSnapshot(
         taken_at_ms=int(time.time() * 1000),
         cluster_id=info.cluster_id,
@@ -129,24 +154,21 @@ def _collect(
             )
         )
     if log_dirs:
-        wanted = {n: [p.partition for p in view.topics[n].partitions] for n in names}
-        snap.log_dirs, snap.log_dirs_unsupported = _log_dirs(
-            lazy.client, wanted if topics else None
-        )
+        snap.log_dirs, snap.log_dirs_unsupported = found_dirs
     return snap
 
 
 def _log_dirs(
-    client: Any, topics: dict[str, list[int]] | None
+    client: Any, brokers: list[int], topics: dict[str, list[int]] | None
 ) -> tuple[list[LogDirInfo], list[int]]:
-    """DescribeLogDirs of every registered broker that supports it, the requests sent at once
-    (one round trip; one after another they took 0.4 s at 20,000 partitions); also the brokers
-    without DescribeLogDirs."""
+    """DescribeLogDirs of the live ``brokers`` (as DescribeCluster listed them) that support
+    it, the requests sent at once (one round trip; one after another they took 0.4 s at 20,000
+    partitions); also the brokers without DescribeLogDirs."""
     from kctl.broker import logdirs
 
     supported: list[int] = []
     unsupported: list[int] = []
-    for node in logdirs.broker_ids(client):
+    for node in sorted(brokers):
         (supported if logdirs.api_range(client, node, logdirs.API) else unsupported).append(node)
     requests = [(node, logdirs.build_request(topics)) for node in supported]
     responses = kafka_python.send_all(client, requests, "describing log dirs")
