@@ -8,12 +8,13 @@ it lives here, below them, so that none of those modules has to import another f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from kctl.broker.client import Admin
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionState:
     partition: int
     leader: int
@@ -75,19 +76,22 @@ def cluster_view(admin: Admin, topic: str | None = None) -> ClusterView:
     brokers = {b.id: (b.host, b.port) for b in md.brokers.values()}
     live = set(brokers)
     view = ClusterView(md.cluster_id, md.controller_id, brokers)
+    by_id = attrgetter("id")
     for name, tm in md.topics.items():
         err = tm.error.str() if tm.error is not None else None
-        parts = [
-            PartitionState(
-                partition=p.id,
-                leader=p.leader,
-                replicas=list(p.replicas),
-                isr=list(p.isrs),
-                offline_replicas=[r for r in p.replicas if r not in live],
-                error=p.error.str() if p.error is not None else None,
+        parts = []
+        for p in sorted(tm.partitions.values(), key=by_id):
+            replicas = p.replicas
+            parts.append(
+                PartitionState(
+                    p.id,
+                    p.leader,
+                    list(replicas),
+                    list(p.isrs),
+                    [] if live.issuperset(replicas) else [r for r in replicas if r not in live],
+                    None if p.error is None else p.error.str(),
+                )
             )
-            for p in sorted(tm.partitions.values(), key=lambda p: p.id)
-        ]
         view.topics[name] = TopicState(name, is_internal(name), parts, error=err)
     return view
 

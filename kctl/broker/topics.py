@@ -180,64 +180,100 @@ class _KnownBrokers:
         return SimpleNamespace(brokers=self._brokers)
 
 
+# Partitions per DescribeTopicPartitions response: Kafka's default and largest page
+# (max.request.partition.size.limit); a broker configured lower pages by its cursor.
+PAGE = 2000
+
+
+def pages(counts: dict[str, int], page: int = PAGE) -> list[list[str]]:
+    """Topics (name -> partition count) in runs of consecutive names whose partitions fill at
+    most one page, for one DescribeTopicPartitions each; a topic of more partitions is a run
+    of its own, read on by its cursor."""
+    runs: list[list[str]] = []
+    size = 0
+    for name in sorted(counts):
+        if not runs or size + counts[name] > page:
+            runs.append([])
+            size = 0
+        runs[-1].append(name)
+        size += counts[name]
+    return runs
+
+
 def _add_detail(admin: Admin, view: ClusterView, states: list[TopicState]) -> bool:
-    """ELR and last known ELR per partition and the topic ids (DescribeTopicPartitions, paged by
-    its cursor) and the replicas being added/removed (ListPartitionReassignments, all of the
-    cluster's, kept for these topics), through kafka-python: what librdkafka's describe does not
-    return. Whether the topic ids came with it (False: the broker lacks DescribeTopicPartitions)."""
-    from kafka.protocol.admin import ListPartitionReassignmentsRequest
+    """ELR and last known ELR per partition and the topic ids (DescribeTopicPartitions) and the
+    replicas being added/removed (ListPartitionReassignments, all of the cluster's, kept for
+    these topics), through kafka-python: what librdkafka's describe does not return. All sent
+    at once, the DescribeTopicPartitions one per page of partitions spread over the brokers.
+    Whether the topic ids came with it (False: the broker lacks DescribeTopicPartitions)."""
+    from kafka.protocol.admin import ListPartitionReassignmentsRequest as L
     from kafka.protocol.admin.topics import DescribeTopicPartitionsRequest as R
 
     from kctl.broker import kafka_python, reassign
-    from kctl.broker.cluster_view import controller
 
     by_name = {t.topic: {p.partition: p for p in t.partitions} for t in states}
-    ids_known = False
+    nodes = sorted(view.brokers) or [-1]
     with kafka_python.LazyClient(_KnownBrokers(admin, view)) as lazy:
         client = lazy.client
-        if kafka_python.api_version(client, R) >= 0:
-            ids_known = True
-            cursor = None
-            for _ in range(100_000):  # bounded: one page per partition at the very worst
+        requests: list[tuple[int, Any]] = []
+        has_dtp = kafka_python.api_version(client, R) >= 0
+        if has_dtp:
+            for i, run in enumerate(pages({t.topic: len(t.partitions) for t in states})):
                 request = R(
-                    topics=[R.TopicRequest(name=n) for n in by_name],
-                    response_partition_limit=2000,
-                    cursor=cursor,
+                    topics=[R.TopicRequest(name=n) for n in run], response_partition_limit=PAGE
                 )
-                response = kafka_python.send(client, request, "describing topic partitions")
-                for topic in response.topics:
-                    parts = by_name.get(topic.name)
-                    if parts is None:
-                        continue
-                    state = view.topics[topic.name]
-                    if topic.topic_id is not None and topic.topic_id.int:
-                        state.topic_id = _uuid_text(topic.topic_id.bytes)
-                    state.internal = bool(topic.is_internal) or state.internal
-                    for part in topic.partitions:
-                        p = parts.get(part.partition_index)
-                        if p is not None:
-                            elr = part.eligible_leader_replicas
-                            known = part.last_known_elr
-                            p.elr = None if elr is None else list(elr)
-                            p.last_known_elr = None if known is None else list(known)
+                requests.append((nodes[i % len(nodes)], request))
+        if kafka_python.api_version(client, L) >= 0:
+            # Every reassignment in the cluster (a short list, usually empty) rather than a
+            # request naming each of the partitions; any broker forwards it to the controller.
+            node = view.controller_id if view.controller_id in view.brokers else nodes[0]
+            requests.append((node, reassign.build_list_request(None, int(admin.timeout * 1000))))
+        what = "describing topic partitions"
+        for (node, request), response in zip(
+            requests, kafka_python.send_all(client, requests, what), strict=True
+        ):
+            if isinstance(request, L):
+                for row in reassign.parse_list_response(response):
+                    p = by_name.get(row["topic"], {}).get(row["partition"])
+                    if p is not None:
+                        p.adding_replicas = row["adding_replicas"]
+                        p.removing_replicas = row["removing_replicas"]
+                continue
+            for _ in range(100_000):  # bounded: one page per partition at the very worst
+                _take_partitions(view, by_name, response)
                 cursor = response.next_cursor
                 if cursor is None:
                     break
-                cursor = R.Cursor(
-                    topic_name=cursor.topic_name, partition_index=cursor.partition_index
+                request = R(
+                    topics=request.topics,
+                    response_partition_limit=PAGE,
+                    cursor=R.Cursor(
+                        topic_name=cursor.topic_name, partition_index=cursor.partition_index
+                    ),
                 )
-        if kafka_python.api_version(client, ListPartitionReassignmentsRequest) >= 0:
-            # Every reassignment in the cluster (a short list, usually empty) rather than a
-            # request naming each of the partitions.
-            request = reassign.build_list_request(None, int(admin.timeout * 1000))
-            what = "listing partition reassignments"
-            response = kafka_python.send(client, request, what, node_id=controller(client))
-            for row in reassign.parse_list_response(response):
-                p = by_name.get(row["topic"], {}).get(row["partition"])
-                if p is not None:
-                    p.adding_replicas = row["adding_replicas"]
-                    p.removing_replicas = row["removing_replicas"]
-    return ids_known
+                response = kafka_python.send(client, request, what, node_id=node)
+    return has_dtp
+
+
+def _take_partitions(
+    view: ClusterView, by_name: dict[str, dict[int, PartitionState]], response: Any
+) -> None:
+    """The topic ids and ELRs of one DescribeTopicPartitions response into the view."""
+    for topic in response.topics:
+        parts = by_name.get(topic.name)
+        if parts is None:
+            continue
+        state = view.topics[topic.name]
+        if topic.topic_id is not None and topic.topic_id.int:
+            state.topic_id = _uuid_text(topic.topic_id.bytes)
+        state.internal = bool(topic.is_internal) or state.internal
+        for part in topic.partitions:
+            p = parts.get(part.partition_index)
+            if p is not None:
+                elr = part.eligible_leader_replicas
+                known = part.last_known_elr
+                p.elr = None if elr is None else list(elr)
+                p.last_known_elr = None if known is None else list(known)
 
 
 def _uuid_text(raw: bytes) -> str:
