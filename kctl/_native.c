@@ -11,7 +11,11 @@
  *       as JSON lines (consume -o jsonl);
  *   produce_chunk(produce, topic, data, start, end, sep, catch)
  *       the loop of kctl.broker.produce.Sender.plain/keyed over a chunk of input as read: one
- *       produce() call per line.
+ *       produce() call per line;
+ *   Producer(config, topic, definite, debug)
+ *       kctl's own producer on the librdkafka confluent-kafka loaded (rd_kafka_produce() per
+ *       line, delivery reports counted in C), wrapped by kctl.broker.native_producer; its
+ *       reference is the same Sender loops on confluent-kafka's Producer.
  *
  * Each returns None (or stops early) wherever the Python function would, so the callers keep
  * one behaviour; tests compare both on real and generated inputs.
@@ -1175,11 +1179,9 @@ static PyObject *Producer_metadata(ProducerObject *self, PyObject *args) {
         const char *name = PyUnicode_AsUTF8(topic);
         if (!name)
             return NULL;
-        t = strcmp(name, "") ? rk.topic_new(self->rk, name, NULL) : NULL;
-        if (!t) {
-            PyErr_Format(PyExc_ValueError, "bad topic name %R", topic);
-            return NULL;
-        }
+        t = name[0] ? rk.topic_new(self->rk, name, NULL) : NULL;
+        if (!t) /* as librdkafka answers a request it cannot make */
+            return Py_BuildValue("(i[])", name[0] ? rk.last_error() : -186 /* _INVALID_ARG */);
     }
     const rk_metadata_t *md = NULL;
     rk_err_t err;
