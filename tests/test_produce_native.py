@@ -262,3 +262,31 @@ def test_rate_paces_the_c_producer_as_the_confluent_kafka_path(
     assert summary_counts(r.stderr) == (3000, 0)
     assert 1.3 < took < 10, took
     assert [m.value() for m in read_all(bootstrap, topic)] == [b"r%d" % i for i in range(3000)]
+
+
+def test_a_quota_throttles_both_producers_and_the_summary_says_so(kctl, new_topic, tmp_path):
+    """A producer_byte_rate quota on the client id: the broker's throttle times (KIP-219) reach
+    the summary through the C producer's throttle callback as through confluent-kafka's."""
+    topic = new_topic(partitions=1)
+    src = tmp_path / "in.txt"
+    src.write_text("".join("x" * 1000 + "\n" for _ in range(300)))
+    ids = {name: f"kctl-throttle-{name}-{os.getpid()}-{time.time_ns()}" for name in PATHS}
+    for cid in ids.values():
+        r = kctl("quotas", "set", "--client-id", cid, "producer_byte_rate=10000")
+        assert r.code == 0, r
+    try:
+        time.sleep(2)  # quotas reach the brokers asynchronously
+        for name in ("c-producer", "confluent-kafka"):
+            r = produce_on(
+                kctl, PATHS[name], topic, "--file", str(src), "-X", f"client.id={ids[name]}",
+                "-o", "json",
+            )  # fmt: skip
+            assert r.code == 0, r
+            assert (USED in r.stderr) == (name == "c-producer")
+            doc = json.loads(r.stdout)
+            assert doc["delivered"] == 300
+            assert doc["throttled_responses"] >= 1 and doc["throttle_seconds"] > 0, (name, doc)
+            assert "throttled by the broker" in r.stderr
+    finally:
+        for cid in ids.values():
+            kctl("quotas", "delete", "--client-id", cid, "producer_byte_rate", "--yes")
