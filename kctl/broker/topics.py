@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kctl.broker.client import Admin
 
@@ -12,6 +12,10 @@ from kctl.broker.client import Admin
 from kctl.broker.cluster_view import ClusterView, TopicState, cluster_view, is_internal
 from kctl.broker.cluster_view import PartitionState as PartitionState
 from kctl.errors import KctlError, NotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from kctl.broker.configs import TopicConfigLookup
+    from kctl.broker.topic_rows import Health
 
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
@@ -97,11 +101,18 @@ def resolve_names(
 
 
 def describe_topics(
-    admin: Admin, names: list[str], *, internal: bool = False, detail: bool = False
+    admin: Admin,
+    names: list[str],
+    *,
+    internal: bool = False,
+    detail: bool = False,
+    health: Health | None = None,
 ) -> tuple[ClusterView, list[TopicState]]:
     """Full state of the named topics (all topics when ``names`` is empty), with topic ids and
     the effective min.insync.replicas. ``detail`` adds what kafka-topics.sh --describe shows
     besides: configs not at their default, ELR and last known ELR, reassignments in progress.
+    With a ``health`` filter, ids and detail are read for the topics with a partition it keeps
+    only (the others are not shown): on a healthy cluster, none.
 
     Requests, whatever the number of topics: one Metadata; one DescribeConfigs for all the
     topics (again for those that failed retriably, within the timeout); with ``detail``,
@@ -112,7 +123,8 @@ def describe_topics(
     from kctl.broker import kafka_python
     from kctl.broker.configs import TopicConfigLookup
 
-    if detail:
+    filtering = health is not None and health.filtering
+    if detail and not filtering:
         kafka_python.preload()  # its import overlaps the Metadata round trip
     view, chosen = resolve_names(admin, names, None, internal=internal, missing_ok=False)
     if not names:
@@ -121,9 +133,23 @@ def describe_topics(
     if not topics:
         return view, []
     lookup = TopicConfigLookup(admin, chosen)  # answered while the rest is asked
-    ids_known = detail and _add_detail(admin, view, topics)
-    if not ids_known:
-        _add_ids(admin, view, chosen)
+    wanted = topics
+    if health is not None and filtering:
+        _take_configs(view, lookup, detail)  # min.insync.replicas, for the filter
+        live = set(view.brokers)
+        wanted = [t for t in topics if any(health.keeps(t, p, live) for p in t.partitions)]
+    if wanted:
+        ids_known = detail and _add_detail(admin, view, wanted)
+        if not ids_known:
+            _add_ids(admin, view, [t.topic for t in wanted])
+    if not filtering:
+        _take_configs(view, lookup, detail)
+    return view, topics
+
+
+def _take_configs(view: ClusterView, lookup: TopicConfigLookup, detail: bool) -> None:
+    """The lookup's answers into the topics: min.insync.replicas, the configs not at their
+    default (``detail``), or why there are none; every topic failing is an error."""
     entries, errors = lookup.results()
     if errors and not entries:
         name, why = next(iter(errors.items()))
@@ -135,7 +161,6 @@ def describe_topics(
             view.topics[name].configs = changed
     for name, why in errors.items():
         view.topics[name].config_error = why
-    return view, topics
 
 
 def _add_ids(admin: Admin, view: ClusterView, chosen: list[str]) -> None:

@@ -97,10 +97,10 @@ def describe(
     from kctl.broker.client import Admin
 
     chosen = list(dict.fromkeys([*(names or []), *topic_option]))
-    view, states = topics.describe_topics(
-        Admin(connection(ctx)), chosen, internal=internal, detail=True
-    )
     health = topic_rows.Health(under_replicated, under_min_isr, at_min_isr, unavailable)
+    view, states = topics.describe_topics(
+        Admin(connection(ctx)), chosen, internal=internal, detail=True, health=health
+    )
     rows, doc = topic_rows.describe_rows(states, set(view.brokers), health)
     emit(Output(rows, cols(*topic_rows.describe_columns(states)), doc=doc), output_view(ctx))
     failed = topic_rows.failures(states)
