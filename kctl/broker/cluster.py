@@ -103,14 +103,17 @@ def with_quorum(info: ClusterInfo, quorum: Quorum | None) -> ClusterInfo:
     )
 
 
-def describe_active(admin: Admin, client: Any = None) -> ClusterInfo:
+def describe_active(
+    admin: Admin, client: Any = None, info: ClusterInfo | None = None
+) -> ClusterInfo:
     """:func:`describe` with the active controller as the KRaft quorum reports it. When the
     quorum cannot be described (e.g. no DESCRIBE permission on the cluster) the controller is
     unknown (None) and ``quorum_error`` says why, rather than DescribeCluster's random broker.
-    ``client``: a kafka-python admin client to use (else one is connected for the call)."""
+    ``client``: a kafka-python admin client to use (else one is connected for the call);
+    ``info``: DescribeCluster's answer when the caller has read it already."""
     from kctl.errors import ConnectionFailed
 
-    info = describe(admin)
+    info = describe(admin) if info is None else info
     try:
         if client is not None:
             quorum = metadata_quorum(client)

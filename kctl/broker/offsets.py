@@ -42,10 +42,11 @@ def looks_like_time(text: str) -> bool:
 
 
 def partitions_of(
-    admin: Admin, topics: list[str], only: list[int] | None = None
+    admin: Admin, topics: list[str], only: list[int] | None = None, metadata: Any = None
 ) -> list[TopicPartitionKey]:
-    """(topic, partition) pairs of existing topics; ``only`` restricts and validates partitions."""
-    md = admin.metadata()
+    """(topic, partition) pairs of existing topics; ``only`` restricts and validates partitions.
+    ``metadata``: the cluster's Metadata when the caller has it (else it is asked)."""
+    md = admin.metadata() if metadata is None else metadata
     out: list[TopicPartitionKey] = []
     for topic in topics:
         tm = md.topics.get(topic)
@@ -188,6 +189,7 @@ def read_offsets(
     *,
     timeout: float,
     skip_gone: bool = False,
+    known_leaders: dict[TopicPartitionKey, int] | None = None,
 ) -> list[dict[TopicPartitionKey, tuple[int, int]]]:
     """ListOffsets for every partition and every spec, all at once: one Metadata request for
     the leaders, then ONE request per (partition leader, spec), sent together over kafka-python's
@@ -195,7 +197,8 @@ def read_offsets(
     as Kafka answers it (-1, -1 where it has none). A partition whose leader is missing or
     moved is asked again after a fresh Metadata, within ``timeout`` seconds. ``skip_gone``:
     partitions that do not exist are left out, else they fail the whole call like any other
-    error (naming the partition)."""
+    error (naming the partition). ``known_leaders``: the leaders as a Metadata the caller
+    just read says, used for the first round instead of asking again."""
     import time
     from collections import defaultdict
 
@@ -219,8 +222,10 @@ def read_offsets(
     Part = Topic.ListOffsetsPartition
     pending = {i: list(dict.fromkeys(tps)) for i in range(len(specs))}
     deadline = time.monotonic() + timeout
+    where = known_leaders
     while True:
-        where = leaders(client, sorted({t for want in pending.values() for t, _ in want}))
+        if where is None:
+            where = leaders(client, sorted({t for want in pending.values() for t, _ in want}))
         requests: list[tuple[int, Any]] = []
         asked: list[int] = []
         again: dict[int, list[TopicPartitionKey]] = defaultdict(list)
@@ -283,7 +288,7 @@ def read_offsets(
                 f"listing {specs[i].name()} of {tp[0]}[{tp[1]}]",
                 f"{why.get(tp, 'no answer')}, still after {timeout:g}s",
             )
-        pending = dict(again)
+        pending, where = dict(again), None
         time.sleep(0.2)
 
 
@@ -295,23 +300,34 @@ def get_offsets(
     at_time: int | None = None,
     read_committed: bool = False,
     tps: list[TopicPartitionKey] | None = None,
+    metadata: Any = None,
 ) -> list[PartitionOffsets]:
     """Earliest and latest offsets of the partitions (``tps``, else those of ``topics``), and
     with ``at_time`` the offset ListOffsets answers for it: a timestamp (ms), or one of the
     special values -1..-6 of kafka-get-offsets.sh's ``--time`` (None where Kafka has none).
 
-    Requests: one Metadata, then one ListOffsets per partition leader per offset asked
-    (earliest, latest, and the --time one unless it is -1 or -2), all sent at once."""
+    Requests: one Metadata (none when ``metadata``, librdkafka's, is given), then one
+    ListOffsets per partition leader per offset asked (earliest, latest, and the --time one
+    unless it is -1 or -2), all sent at once."""
     from kctl.broker import kafka_python
 
     if tps is None:
-        tps = partitions_of(admin, topics, partitions)
+        tps = partitions_of(admin, topics, partitions, metadata)
+    known: dict[TopicPartitionKey, int] | None = None
+    if metadata is not None:
+        md_topics = metadata.topics
+        known = {}
+        for t, p in tps:
+            tm = md_topics.get(t)
+            pm = tm.partitions.get(p) if tm is not None else None
+            if pm is not None:
+                known[(t, p)] = pm.leader
     specs = [Spec(EARLIEST), Spec(LATEST, read_committed)]
     if at_time is not None and at_time not in (LATEST, EARLIEST):
         # max-timestamp as librdkafka asked it before: read_uncommitted.
         specs.append(Spec(at_time, read_committed and at_time != MAX_TIMESTAMP))
     with kafka_python.LazyClient(admin) as lazy:
-        answers = read_offsets(lazy.client, tps, specs, timeout=admin.timeout)
+        answers = read_offsets(lazy.client, tps, specs, timeout=admin.timeout, known_leaders=known)
     low, high = answers[0], answers[1]
     when: dict[TopicPartitionKey, int | None] = {}
     if at_time == LATEST:

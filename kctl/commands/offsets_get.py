@@ -83,13 +83,14 @@ def offsets_get(
         chosen = parsing.select_topics(
             list(layout), topics or [], exclude_internal=exclude_internal
         )
-        tps = offsets.partitions_of(admin, chosen, list(partition) or None)
+        tps = offsets.partitions_of(admin, chosen, list(partition) or None, md)
     result = offsets.get_offsets(
         admin,
         chosen,
         at_time=when,
         read_committed=isolation == "read_committed",
         tps=tps,
+        metadata=md,
     )
     rows = []
     for r in result:
