@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import starmap
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -267,30 +268,31 @@ def _render_table(out: Output, stream: IO[str], view: View) -> None:
         _render_table_rich(out, stream, view)  # bold footer rows: escape codes rich writes
         return
     n = len(out.columns)
-    longest = [0] * n
-    longest_at = [0] * n
-    widest_word = [0] * n
-    widest_word_at = [0] * n
-    for i, row_texts in enumerate(texts):
-        joined = "".join(row_texts)
-        if not (joined.isascii() and joined.isprintable()):
+    longest: list[int] = []
+    probe_rows: set[int] = set()
+    blanks = False
+    for column in zip(*texts, strict=True):  # column by column, in C where it can be
+        blob = "".join(column)
+        if not (blob.isascii() and blob.isprintable()):
             _render_table_rich(out, stream, view)
             return
-        if "[" in joined or ":" in joined:
-            for s in row_texts:
-                if ("[" in s or ":" in s) and not _literal(console, s):
+        if "[" in blob or blob.count(":") > 1:  # markup, or an emoji code (:name:)
+            for text in column:
+                if ("[" in text or text.count(":") > 1) and not _literal(console, text):
                     _render_table_rich(out, stream, view)
                     return
-        for j, s in enumerate(row_texts):
-            size = len(s)
-            if size > longest[j]:
-                longest[j], longest_at[j] = size, i
-            if " " in s:
-                words = s.split()
-                size = max(map(len, words)) if words else size
-            if size > widest_word[j]:
-                widest_word[j], widest_word_at[j] = size, i
-    for i in sorted({*longest_at, *widest_word_at}):
+        sizes = list(map(len, column))
+        size = max(sizes)
+        longest.append(size)
+        probe_rows.add(sizes.index(size))
+        if " " in blob:  # rich's narrowest width for a cell is its longest word
+            blanks = True
+            words = [
+                max(map(len, text.split()), default=0) if " " in text else len(text)
+                for text in column
+            ]
+            probe_rows.add(words.index(max(words)))
+    for i in sorted(probe_rows):
         probe.add_row(*texts[i])
     widths = probe._calculate_column_widths(console, console.options)
     lefts = [0 if j == 0 else 1 for j in range(n)]
@@ -310,15 +312,17 @@ def _render_table(out: Output, stream: IO[str], view: View) -> None:
         if all(size <= w for size, w in zip(longest, inner, strict=True))
         else None
     )
-    lines: list[str] = []
-    for row_texts in texts:
-        if template is not None:
-            joined = "".join(row_texts)
-            if " " not in joined:
+    if template is not None and not blanks:
+        lines = list(starmap(template.format, texts))
+    else:
+        lines = []
+        for row_texts in texts:
+            if template is not None and " " not in "".join(row_texts):
                 lines.append(template.format(*row_texts))
-                continue
-        lines += _table_row(console, out.columns, row_texts, inner, widths)
-    stream.write(head + "".join(line + "\n" for line in lines))
+            else:
+                lines += _table_row(console, out.columns, row_texts, inner, widths)
+    lines.append("")
+    stream.write(head + "\n".join(lines))
 
 
 def _table_row(
