@@ -52,8 +52,12 @@ LIBS = Path.home() / ".cache/kctl/kafka/4.3.1/libs"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 
 
+CPU: dict[str, list[float]] = {}  # per command line: user + system seconds of each run
+
+
 def run(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak resident MB (wait4's maximum RSS of that process) and stdout."""
+    """Wall seconds, peak resident MB (wait4's maximum RSS of that process) and stdout; the
+    run's CPU seconds (user + system, all its threads) go to :data:`CPU`."""
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     out_path = Path(f"/tmp/scale_topics.{os.getpid()}.out")
     with open(out_path, "w") as out, open(os.devnull, "w") as err:
@@ -62,6 +66,7 @@ def run(cmd: list[str]) -> tuple[float, float, str]:
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
+    CPU.setdefault(shlex.join(cmd), []).append(usage.ru_utime + usage.ru_stime)
     text = out_path.read_text()
     out_path.unlink()
     if proc.returncode != 0:
@@ -209,13 +214,17 @@ def main() -> None:
         ),
     }  # fmt: skip
     result = medians(pairs, args.runs)
-    print(f"\nmedian of {args.runs} interleaved runs (wall s, peak MB)")
-    print(f"{'command':<36} {'kctl':>7} {'MB':>5} {'Kafka':>7} {'MB':>5} {'Kafka/kctl':>10} found")
+    print(f"\nmedian of {args.runs} interleaved runs (wall s, peak MB, CPU s = user + system)")
+    print(
+        f"{'command':<36} {'kctl':>6} {'MB':>4} {'CPU':>5} {'Kafka':>6} {'MB':>4} {'CPU':>5} "
+        f"{'Kafka/kctl':>10} found"
+    )
     for name, r in result.items():
         ratio = r["kafka_s"] / r["kctl_s"]
+        kcpu, jcpu = (statistics.median(CPU[shlex.join(pairs[name][i])][1:]) for i in (0, 2))
         print(
-            f"{name:<36} {r['kctl_s']:7.2f} {r['kctl_mb']:5.0f} {r['kafka_s']:7.2f} "
-            f"{r['kafka_mb']:5.0f} {ratio:9.1f}x {r['found']:.0f}"
+            f"{name:<36} {r['kctl_s']:6.2f} {r['kctl_mb']:4.0f} {kcpu:5.2f} {r['kafka_s']:6.2f} "
+            f"{r['kafka_mb']:4.0f} {jcpu:5.2f} {ratio:9.1f}x {r['found']:.0f}"
         )
     plain, table = result["topics describe -o plain"], result["topics describe -o table"]
     print(f"table / plain: {table['kctl_s'] / plain['kctl_s']:.2f}")
