@@ -106,9 +106,13 @@ def _rows(n: int) -> list[dict[str, object]]:
     ]
 
 
-def test_rich_lays_out_a_few_cells_not_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    """20,000 rows: rich sees the probe (per column the longest cell and the longest word),
-    not the rows; rich measuring and rendering each row was 0.4 ms a row."""
+@pytest.mark.parametrize("title", [None, "a title"])
+def test_rich_lays_out_a_few_cells_not_every_row(
+    title: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20,000 rows: rich sees at most the probe (per column the longest cell and the longest
+    word), not the rows, and nothing at all where the table is plain text (no title, not a
+    terminal); rich measuring and rendering each row was 0.4 ms a row."""
     from rich.table import Table
 
     added: list[int] = []
@@ -119,8 +123,26 @@ def test_rich_lays_out_a_few_cells_not_every_row(monkeypatch: pytest.MonkeyPatch
         plain_add_row(self, *cells, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Table, "add_row", counted)
+    monkeypatch.setenv("COLUMNS", "120")
     columns = cols("topic", "partition:>", "replicas", "r")
     stream = io.StringIO()
-    _render_table(Output(_rows(20_000), columns), stream, View("table"))
-    assert len(stream.getvalue().splitlines()) == 20_001
-    assert 0 < len(added) <= 2 * len(columns)
+    _render_table(Output(_rows(20_000), columns, title=title), stream, View("table"))
+    assert len(stream.getvalue().splitlines()) == 20_001 + (title is not None)
+    if title is None:
+        assert added == []
+    else:
+        assert 0 < len(added) <= 2 * len(columns)
+
+
+@pytest.mark.parametrize("columns_env", [None, "", "40", "x"])
+def test_the_consoles_width_is_richs_with_or_without_columns(
+    columns_env: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if columns_env is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns_env)
+    for width in (30, 79, 81, 150):
+        out = Output([{"a": "x" * width, "b": 1}, {"a": "y", "b": 22}], cols("a", "b:>"))
+        fast, slow = _both(out, View("table"))
+        assert fast == slow

@@ -263,6 +263,10 @@ def _render_table(out: Output, stream: IO[str], view: View) -> None:
     if not texts or not out.columns:
         _render_table_rich(out, stream, view)
         return
+    written = _text_table(out, view, stream, texts)
+    if written is not None:
+        stream.write(written)
+        return
     console, probe = _table_parts(out, view, stream)
     if console.is_terminal and out.footer:
         _render_table_rich(out, stream, view)  # bold footer rows: escape codes rich writes
@@ -323,6 +327,77 @@ def _render_table(out: Output, stream: IO[str], view: View) -> None:
                 lines += _table_row(console, out.columns, row_texts, inner, widths)
     lines.append("")
     stream.write(head + "\n".join(lines))
+
+
+# What makes rich treat a stream that is not a terminal as one (colours, styles) or size it
+# otherwise: then rich lays the table out (below), never this shortcut.
+_RICH_ENVIRONMENT = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")
+
+
+def _console_width() -> int:
+    """The width rich's Console gives itself on Linux outside Jupyter: $COLUMNS when it is a
+    number, else the size of the first of stdin, stdout, stderr that is a terminal, else 80."""
+    import os
+
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        return int(columns)
+    for fd in (0, 1, 2):
+        try:
+            return os.get_terminal_size(fd).columns or 80
+        except (AttributeError, ValueError, OSError):
+            continue
+    return 80
+
+
+def _text_table(out: Output, view: View, stream: IO[str], texts: list[list[str]]) -> str | None:
+    """The table as rich draws it, without rich, where that is plain text: written to a file
+    or pipe (no escape codes), no title, ASCII printable cells rich shows as they are (no
+    ``[`` markup, no ``:emoji:`` code) and a natural width within the console's (rich then gives
+    each column its widest cell and header plus padding, and folds nothing). None otherwise."""
+    import os
+
+    isatty = getattr(stream, "isatty", None)
+    if out.title or (isatty is not None and isatty()) or sys.platform == "win32":
+        return None
+    if any(name in os.environ for name in _RICH_ENVIRONMENT):
+        return None
+    titles = [c.title for c in out.columns] if view.headers else None
+    n = len(out.columns)
+    widths = []
+    for j, column in enumerate(zip(*texts, strict=True)):
+        blob = "".join(column)
+        if titles is not None:
+            blob += titles[j]
+        if not (blob.isascii() and blob.isprintable()) or "[" in blob or blob.count(":") > 1:
+            return None
+        longest = max(map(len, column))
+        if titles is not None:
+            longest = max(longest, len(titles[j]))
+        widths.append((longest + (j > 0) + (j < n - 1)) or 1)
+    if sum(widths) > _console_width():
+        return None
+    inner = [w - (j > 0) - (j < n - 1) for j, w in enumerate(widths)]
+    if min(inner) < 1:
+        return None
+    template = "  ".join(
+        f"{{{j}:{'>' if c.justify == 'right' else '<'}{w}}}"
+        for j, (c, w) in enumerate(zip(out.columns, inner, strict=True))
+    )
+    rows = [titles, *texts] if titles is not None else texts
+    lines = [
+        template.format(
+            *(
+                t.rstrip() if c.justify == "right" else t
+                for t, c in zip(row, out.columns, strict=True)
+            )
+        )
+        if " " in "".join(row)
+        else template.format(*row)
+        for row in rows
+    ]
+    lines.append("")
+    return "\n".join(lines)
 
 
 def _table_row(
