@@ -209,18 +209,28 @@ class GroupReader(kafka_python.LazyClient):
 
         if self.version(ListGroupsRequest) < 5:
             return None
-        requests = [
-            (node, ListGroupsRequest(states_filter=[], types_filter=[]))
-            for node in kafka_python.broker_ids(self.client)
-        ]
         found: dict[str, Listed] = {}
-        for response in kafka_python.send_all(self.client, requests, "listing groups"):
-            if response.error_code:
-                raise KctlError("listing groups", _error_name(response.error_code))
-            for g in response.groups:
-                kind = g.group_type if g.group_type in GROUP_TYPES else "unknown"
-                state = _STATE_NAMES.get(g.group_state.upper(), g.group_state or "Unknown")
-                found[g.group_id] = Listed(g.group_id, state, kind, not g.protocol_type)
+        pending = kafka_python.broker_ids(self.client)
+        deadline = time.monotonic() + self.admin.timeout
+        while pending:
+            requests = [
+                (node, ListGroupsRequest(states_filter=[], types_filter=[])) for node in pending
+            ]
+            responses = kafka_python.send_all(self.client, requests, "listing groups")
+            pending, code = [], 0
+            for (node, _r), response in zip(requests, responses, strict=True):
+                if response.error_code in _RETRIABLE:  # a coordinator still loading, say
+                    pending.append(node)
+                    code = response.error_code
+                elif response.error_code:
+                    raise KctlError(
+                        f"listing groups on broker {node}", _error_name(response.error_code)
+                    )
+                for g in response.groups:
+                    kind = g.group_type if g.group_type in GROUP_TYPES else "unknown"
+                    state = _STATE_NAMES.get(g.group_state.upper(), g.group_state or "Unknown")
+                    found[g.group_id] = Listed(g.group_id, state, kind, not g.protocol_type)
+            _backoff(deadline, bool(pending), "listing groups", code)
         return [found[g] for g in sorted(found)]
 
     # -- DescribeGroups -------------------------------------------------------------------
