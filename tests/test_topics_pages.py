@@ -46,14 +46,16 @@ def test_a_filter_reads_detail_for_the_topics_it_keeps_and_shows_them_as_unfilte
 def test_requests_go_in_rounds_of_at_most_five_per_broker() -> None:
     """kafka-python 3.0 never sends the requests queued behind twice its in-flight limit (5)
     on one connection: they time out. One broker with 10 pages (20,000 partitions) must not."""
-    from kctl.broker.topics import waves, waves_order
+    from kctl.broker.kafka_python import waves
 
     requests = [(1, f"r{i}") for i in range(11)] + [(2, "s0"), (2, "s1")]
     rounds = waves(requests)
-    assert [len([p for p in r if p[0] == 1]) for r in rounds] == [5, 5, 1]
-    assert rounds[0][-2:] == [(2, "s0"), (2, "s1")]
-    assert sorted(waves_order(requests)) == sorted(requests)
+    assert [[requests[i] for i in r if requests[i][0] == 1] for r in rounds] == [
+        requests[0:5], requests[5:10], requests[10:11]]  # fmt: skip
+    assert [requests[i] for i in rounds[0][-2:]] == [(2, "s0"), (2, "s1")]
+    assert sorted(i for r in rounds for i in r) == list(range(len(requests)))
     assert waves([]) == []
+    assert waves(requests, 20) == [list(range(len(requests)))]
 
 
 def test_describe_in_many_rounds_reads_what_one_round_reads(
@@ -61,7 +63,7 @@ def test_describe_in_many_rounds_reads_what_one_round_reads(
 ) -> None:
     """On the real cluster: a page of one partition and one request in flight per broker (12
     topics: 12 DescribeTopicPartitions in 4-5 rounds) give the same ids and ELRs."""
-    from kctl.broker import topics
+    from kctl.broker import kafka_python, topics
     from kctl.broker.client import Admin
     from kctl.broker.connect import Connection
 
@@ -75,6 +77,6 @@ def test_describe_in_many_rounds_reads_what_one_round_reads(
 
     whole = described()
     monkeypatch.setattr(topics, "PAGE", 1)
-    monkeypatch.setattr(topics, "IN_FLIGHT", 1)
+    monkeypatch.setattr(kafka_python, "IN_FLIGHT", 1)
     assert described() == whole
     assert all(topic_id and elr == [[]] for _, topic_id, elr in whole)

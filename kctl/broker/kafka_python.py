@@ -92,23 +92,50 @@ def send(client: Any, request: Any, what: str, node_id: int | None = None) -> An
         raise KctlError(what, str(exc) or type(exc).__name__) from exc
 
 
+# Requests in flight on one kafka-python connection at most (its default
+# max_in_flight_requests_per_connection): kafka-python 3.0 queues more without sending them and,
+# from twice that many, never sends the rest (they time out), so no more go at once.
+IN_FLIGHT = 5
+
+
+def waves(requests: list[tuple[int, Any]], most: int | None = None) -> list[list[int]]:
+    """The positions of ``(node, request)`` pairs in rounds sent one after the other, each
+    with at most ``most`` (default :data:`IN_FLIGHT`) requests per node: the i-th round holds
+    the i-th group of ``most`` of each node's requests."""
+    most = most or IN_FLIGHT
+    seen: dict[int, int] = {}
+    rounds: list[list[int]] = []
+    for i, (node, _request) in enumerate(requests):
+        k = seen.get(node, 0)
+        seen[node] = k + 1
+        if len(rounds) <= k // most:
+            rounds.append([])
+        rounds[k // most].append(i)
+    return rounds
+
+
 def send_all(client: Any, requests: list[tuple[int, Any]], what: str) -> list[Any]:
     """Send several requests at once, each to its node (``(node_id, request)``), and return
-    their responses in the same order: one round trip for all, not one after another."""
+    their responses in the same order: one round trip for all, not one after another (in
+    rounds of at most :data:`IN_FLIGHT` per node, what one connection takes at once)."""
     from kafka.errors import KafkaError
 
     manager = client._manager
-
-    async def call() -> list[Any]:
-        futures = [manager.send(request, node_id=node) for node, request in requests]
-        return [await f for f in futures]
-
     if not requests:
         return []
-    try:
-        return list(manager.run(call))
-    except KafkaError as exc:
-        raise KctlError(what, str(exc) or type(exc).__name__) from exc
+    out: list[Any] = [None] * len(requests)
+    for wave in waves(requests):
+
+        async def call(wave: list[int] = wave) -> list[Any]:
+            futures = [manager.send(requests[i][1], node_id=requests[i][0]) for i in wave]
+            return [await f for f in futures]
+
+        try:
+            for i, response in zip(wave, manager.run(call), strict=True):
+                out[i] = response
+        except KafkaError as exc:
+            raise KctlError(what, str(exc) or type(exc).__name__) from exc
+    return out
 
 
 def broker_ids(client: Any) -> list[int]:

@@ -255,10 +255,8 @@ def _add_detail(admin: Admin, view: ClusterView, states: list[TopicState]) -> bo
             node = view.controller_id if view.controller_id in view.brokers else nodes[0]
             requests.append((node, reassign.build_list_request(None, int(admin.timeout * 1000))))
         what = "describing topic partitions"
-        responses = [
-            r for wave in waves(requests) for r in kafka_python.send_all(client, wave, what)
-        ]
-        for (node, request), response in zip(waves_order(requests), responses, strict=True):
+        responses = kafka_python.send_all(client, requests, what)
+        for (node, request), response in zip(requests, responses, strict=True):
             if isinstance(request, L):
                 for row in reassign.parse_list_response(response):
                     p = by_name.get(row["topic"], {}).get(row["partition"])
@@ -280,33 +278,6 @@ def _add_detail(admin: Admin, view: ClusterView, states: list[TopicState]) -> bo
                 )
                 response = kafka_python.send(client, request, what, node_id=node)
     return has_dtp
-
-
-# Requests in flight on one kafka-python connection at most (its default
-# max_in_flight_requests_per_connection): kafka-python 3.0 queues more without sending them and,
-# from twice that many, never sends the rest (they time out), so no more go at once.
-IN_FLIGHT = 5
-
-
-def waves(requests: list[tuple[int, Any]], most: int | None = None) -> list[list[tuple[int, Any]]]:
-    """``(node, request)`` pairs in rounds sent one after the other, each with at most ``most``
-    requests per node (the i-th round: the i-th group of ``most`` of each node's requests)."""
-    most = most or IN_FLIGHT
-    per_node: dict[int, list[tuple[int, Any]]] = {}
-    for pair in requests:
-        per_node.setdefault(pair[0], []).append(pair)
-    rounds: list[list[tuple[int, Any]]] = []
-    for pairs in per_node.values():
-        for i in range(0, len(pairs), most):
-            if len(rounds) <= i // most:
-                rounds.append([])
-            rounds[i // most] += pairs[i : i + most]
-    return rounds
-
-
-def waves_order(requests: list[tuple[int, Any]], most: int | None = None) -> list[tuple[int, Any]]:
-    """The pairs in the order :func:`waves` sends them."""
-    return [pair for wave in waves(requests, most) for pair in wave]
 
 
 def _take_partitions(
