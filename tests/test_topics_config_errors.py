@@ -229,3 +229,23 @@ def test_a_failed_topics_rows_and_document_carry_its_error_and_add_the_column() 
     # A filter still selects the failed topic's partitions (min ISR unknown counts as 1).
     kept, _ = describe_rows([bad], {1, 2}, Health(under_replicated=True))
     assert len(kept) == 2
+
+
+def test_a_cluster_snapshot_keeps_the_other_topics_when_one_topics_configs_fail(
+    bootstrap: str, new_topic, tmp_path: Path
+) -> None:
+    """The same lookup serves ``cluster snapshot``: the failed topic is in the document with
+    a null min.insync.replicas, one line on stderr names it, exit 1."""
+    kept = new_topic(partitions=2, config={"min.insync.replicas": "1"})
+    doomed = new_topic(partitions=1)
+    proc, requests = _describe(
+        bootstrap, tmp_path, doomed, False, "--timeout", "4",
+        "cluster", "snapshot", "--topic", kept, "--topic", doomed, "-o", "json",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc
+    topics = {t["name"]: t for t in json.loads(proc.stdout)["topics"]}
+    assert topics[kept]["min_insync_replicas"] == 1
+    assert topics[doomed]["min_insync_replicas"] is None
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"kctl: error: describing configs of topic {doomed!r} (UNKNOWN_TOPIC")
+    assert requests > 1

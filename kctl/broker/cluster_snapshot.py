@@ -13,7 +13,7 @@ from typing import Any
 from kctl.broker import cluster, kafka_python
 from kctl.broker.client import Admin
 from kctl.broker.cluster_view import is_internal
-from kctl.broker.configs import _source
+from kctl.broker.configs import TopicConfigLookup, _source
 from kctl.errors import KctlError, NotFoundError
 from kctl.replicas.model import (
     BrokerInfo,
@@ -31,31 +31,17 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _ask_topic_configs(admin: Admin, names: list[str]) -> dict[Any, Any]:
-    """DescribeConfigs of the topics, sent (librdkafka: one request for all of them); the
-    answers are read by :func:`_topic_min_isr`, so that other requests go out meanwhile."""
-    from confluent_kafka.admin import ConfigResource
-
-    if not names:
-        return {}
-    return dict(
-        admin.client.describe_configs(
-            [ConfigResource("topic", n) for n in names], request_timeout=admin.timeout
-        )
-    )
-
-
 def _topic_min_isr(
-    admin: Admin, futures: dict[Any, Any]
+    found: dict[str, dict[str, Any]],
 ) -> dict[str, tuple[int | None, str | None]]:
+    """min.insync.replicas and its source per topic, from DescribeConfigs' entries."""
     out: dict[str, tuple[int | None, str | None]] = {}
-    for res, fut in futures.items():
-        entries = admin.result(fut, f"describing configs of topic {res.name!r}")
+    for name, entries in found.items():
         entry = entries.get("min.insync.replicas")
         if entry is None or _int(entry.value) is None:
-            out[res.name] = (None, None)
+            out[name] = (None, None)
         else:
-            out[res.name] = (_int(entry.value), _source(entry.source))
+            out[name] = (_int(entry.value), _source(entry.source))
     return out
 
 
@@ -177,7 +163,10 @@ def _collect(
                 raise NotFoundError(f"unknown topic {name!r}", "not in the cluster's metadata")
         names = sorted(set(topics))
     # The configs go out first and are read after the log dirs: the rounds overlap.
-    topic_configs = _ask_topic_configs(admin, names)
+    # One request for all topics (TopicConfigLookup, as topics describe reads them): retriable
+    # errors (a topic just created) are asked again; a topic still failing is reported, not
+    # fatal to the snapshot of the others.
+    topic_configs = TopicConfigLookup(admin, names) if names else None
     default_mi: int | None = None
     default_rf: int | None = None
     defaults_of: int | None = None
@@ -192,7 +181,8 @@ def _collect(
         found_dirs = _log_dirs(
             lazy.client, [b.id for b in info.brokers], wanted if topics else None
         )
-    min_isr = _topic_min_isr(admin, topic_configs)
+    found, config_errors = topic_configs.results() if topic_configs else ({}, {})
+    min_isr = _topic_min_isr(found)
     if defaults_of is not None:
         # A broker that hides its configs: the rules fall back to Kafka's defaults.
         with contextlib.suppress(KctlError):
@@ -207,6 +197,7 @@ def _collect(
         default_replication_factor=default_rf,
         bootstrap=admin.conn.bootstrap_servers,
         fenced_brokers=fenced,
+        config_errors=config_errors,
     )
     for name in names:
         t = view.topics[name]

@@ -6,6 +6,7 @@ import typer
 
 from kctl.commands._common import connection, example, output_view
 from kctl.commands._complete import topic_names
+from kctl.errors import EXIT_FAILED, KctlError
 from kctl.formatters import Output, cols, emit
 from kctl.parsing import INT32_MAX
 
@@ -133,6 +134,10 @@ def snapshot(
         ),
         output_view(ctx),
     )
+    for name, why in sorted(snap.config_errors.items()):
+        note(f"kctl: error: {KctlError(f'describing configs of topic {name!r}', why).line()}")
+    if snap.config_errors:
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command(

@@ -246,6 +246,10 @@ class ClusterSnapshot:
     # DescribeCluster v2 lists them (KRaft, Kafka 4.0+); None when the cluster did not say, so
     # that a broker missing from ``brokers`` may be stopped or may not be registered at all.
     fenced_brokers: list[int] | None = None
+    # Topics whose configs could not be read when the snapshot was taken (name -> why): their
+    # min_insync_replicas is null. Reported on stderr by ``cluster snapshot``; not part of the
+    # document.
+    config_errors: dict[str, str] = field(default_factory=dict, compare=False)
 
     def topic(self, name: str) -> TopicInfo | None:
         return next((t for t in self.topics if t.name == name), None)
