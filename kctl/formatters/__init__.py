@@ -220,7 +220,8 @@ def _table_parts(out: Output, view: View, stream: IO[str]) -> tuple[Any, Any]:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream, no_color=not view.color, highlight=False, soft_wrap=False)
+    console = Console(file=stream, no_color=not view.color, highlight=False, soft_wrap=False,
+                      width=_console_width())  # fmt: skip
     table = Table(
         title=out.title,
         title_style="italic" if view.color else "none",
@@ -334,9 +335,17 @@ def _render_table(out: Output, stream: IO[str], view: View) -> None:
 _RICH_ENVIRONMENT = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")
 
 
+# The console width of a table no terminal will show (no $COLUMNS, no terminal on stdin,
+# stdout or stderr: a file, a pipe to another program, a CI log): each column as wide as its
+# widest cell, nothing folded. rich's own fallback, 80 columns, folds every cell of a wide table
+# ("COMMITT/ED-OFFS/ET") and costs a wrap per cell.
+NO_TERMINAL_WIDTH = 1 << 16
+
+
 def _console_width() -> int:
-    """The width rich's Console gives itself on Linux outside Jupyter: $COLUMNS when it is a
-    number, else the size of the first of stdin, stdout, stderr that is a terminal, else 80."""
+    """The width tables are laid out in: $COLUMNS when it is a number, else the size of the
+    first of stdin, stdout, stderr that is a terminal (rich's rule on Linux), else
+    :data:`NO_TERMINAL_WIDTH` (rich would take 80)."""
     import os
 
     columns = os.environ.get("COLUMNS")
@@ -347,7 +356,7 @@ def _console_width() -> int:
             return os.get_terminal_size(fd).columns or 80
         except (AttributeError, ValueError, OSError):
             continue
-    return 80
+    return NO_TERMINAL_WIDTH
 
 
 def _text_table(out: Output, view: View, stream: IO[str], texts: list[list[str]]) -> str | None:
