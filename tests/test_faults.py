@@ -19,6 +19,7 @@ import pytest
 from conftest import (
     ENGINE,
     Run,
+    commit_offsets,
     kctl_environment,
     read_back,
     run_kctl,
@@ -286,4 +287,67 @@ def test_group_consumer_goes_on_after_its_coordinator_is_killed(faults, tmp_path
             proc.kill()
             proc.wait(timeout=30)
         producer.join(timeout=150)
+        faults.restore()
+
+
+def test_the_lag_exporter_serves_its_last_snapshot_while_every_broker_is_down_then_recovers(
+    faults, tmp_path
+):
+    """``groups lag --serve`` survives its cluster: with every broker killed, scrapes still
+    answer with the last collection's lag, marked stale, errors counted, one warning; when the
+    brokers are back the collections succeed again; SIGTERM ends it with exit 0."""
+    from prometheus_server import free_port
+    from test_lag_exporter import one, scrape, values
+
+    topic = faults.topic(partitions=3)
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": faults.bootstrap})
+    for part in range(3):
+        for _ in range(4):
+            p.produce(topic, b"x", partition=part)
+    assert p.flush(30) == 0
+    group = unique("exp-down")
+    commit_offsets(faults.bootstrap, group, {(topic, part): 1 for part in range(3)})
+    port = free_port()
+    err = tmp_path / "exporter.stderr"
+    with open(err, "w") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kctl", "--timeout", "3", "groups", "lag", group,
+             "--serve", f"127.0.0.1:{port}", "--interval", "1s", "--cluster-name", "faults"],
+            env=faults.env, stdout=subprocess.DEVNULL, stderr=fh, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    health = "kctl_lag_exporter_stale"
+
+    def scraped() -> dict:
+        try:
+            return scrape(port)
+        except OSError:
+            return {}
+
+    try:
+        wait_for(lambda: values(scraped(), "kafka_consumergroup_group_sum_lag", group=group)
+                 == [9.0], "the exporter's first collection", 60, 0.5)  # fmt: skip
+        for broker in (1, 2, 3):
+            faults.kill(broker)
+        wait_for(lambda: values(scraped(), health) == [1.0], "the snapshot marked stale", 90, 0.5)
+        down = scrape(port)
+        assert one(down, "kafka_consumergroup_group_sum_lag", group=group) == 9.0  # kept
+        assert one(down, "kctl_lag_exporter_collection_errors_total") >= 1
+        assert proc.poll() is None, err.read_text()
+        faults.restore()
+        wait_for(lambda: values(scraped(), health) == [0.0], "collections succeeding again",
+                 120, 0.5)  # fmt: skip
+        assert one(scrape(port), "kafka_consumergroup_group_sum_lag", group=group) == 9.0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, err.read_text()
+        text = err.read_text()
+        # One warning for the whole failure streak, one line when it ends; no traceback.
+        assert text.count("kctl: warning:") == 1, text
+        assert "lag collection succeeded again after" in text, text
+        assert "Traceback" not in text
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
         faults.restore()
