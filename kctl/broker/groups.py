@@ -158,6 +158,13 @@ class GroupReader(kafka_python.LazyClient):
         for gid in group_ids:
             self._coordinators.pop(gid, None)
 
+    def _by_coordinator(self, group_ids: list[str]) -> list[tuple[int, list[str]]]:
+        """The groups per coordinator node, nodes in order."""
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for gid, node in self.coordinators(group_ids).items():
+            by_node[node].append(gid)
+        return sorted(by_node.items())
+
     def _per_coordinator(
         self, group_ids: list[str], ask: Callable[[int, list[str]], list[str]], what: str
     ) -> None:
@@ -166,11 +173,9 @@ class GroupReader(kafka_python.LazyClient):
         pending = list(dict.fromkeys(group_ids))
         deadline = time.monotonic() + self.admin.timeout
         while pending:
-            by_node: dict[int, list[str]] = defaultdict(list)
-            for gid, node in self.coordinators(pending).items():
-                by_node[node].append(gid)
+            by_node = self._by_coordinator(pending)
             pending = []
-            for node, gids in sorted(by_node.items()):
+            for node, gids in by_node:
                 moved = ask(node, gids)
                 self.forget(moved)
                 pending += moved
@@ -189,10 +194,7 @@ class GroupReader(kafka_python.LazyClient):
         pending = list(dict.fromkeys(group_ids))
         deadline = time.monotonic() + self.admin.timeout
         while pending:
-            by_node: dict[int, list[str]] = defaultdict(list)
-            for gid, node in self.coordinators(pending).items():
-                by_node[node].append(gid)
-            requests = [(node, build(gids)) for node, gids in sorted(by_node.items())]
+            requests = [(node, build(gids)) for node, gids in self._by_coordinator(pending)]
             pending = []
             for (node, _r), response in zip(
                 requests, kafka_python.send_all(self.client, requests, what), strict=True
