@@ -9,6 +9,7 @@ else, so an upgrade that moves it breaks one module.
 
 from __future__ import annotations
 
+import builtins
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,22 +20,50 @@ from kctl.broker.connect import Connection, kafka_python_config
 from kctl.errors import ConnectionFailed, KctlError
 
 _preloading: threading.Thread | None = None
+_plain_import = builtins.__import__
+
+
+def _import_after_preload(
+    name: str,
+    globals: Any = None,
+    locals: Any = None,
+    fromlist: Any = (),
+    level: int = 0,
+) -> Any:
+    """``__import__`` while kafka-python is being imported in the background: an import of
+    kafka-python from any other thread waits for that import to end first. Python's import
+    locks do not make this safe on their own: kafka-python's packages import each other in a
+    circle, and a second thread entering the circle is handed a partially initialised module
+    ("cannot import name 'ApiVersionsRequest' from partially initialized module
+    'kafka.protocol.metadata'": 4 runs in 30 when a command imported it right after preload)."""
+    if level == 0 and (name == "kafka" or name.startswith("kafka.")):
+        loading = _preloading
+        if loading is not None and loading is not threading.current_thread():
+            loading.join()
+    return _plain_import(name, globals, locals, fromlist, level)
 
 
 def preload() -> None:
     """Start importing kafka-python (~0.1 s of CPU) in a background thread, once per process, so
     that it overlaps the librdkafka round trips a command makes before it needs kafka-python
     (connecting, metadata, listing groups: time the main thread spends waiting in C, without the
-    GIL). A failed import is left to the main thread's own import, which reports it."""
+    GIL). Until it is done, other threads' imports of kafka-python wait for it
+    (:func:`_import_after_preload`). A failed import is left to the main thread's own import,
+    which reports it."""
     global _preloading
     if _preloading is not None or "kafka.admin" in sys.modules:
         return
 
     def load() -> None:
-        with suppress(Exception):  # the main thread imports it again and reports the failure
-            import kafka.admin  # noqa: F401
+        try:
+            with suppress(Exception):  # the main thread imports it again and reports the failure
+                import kafka.admin  # noqa: F401
+        finally:
+            if builtins.__import__ is _import_after_preload:
+                builtins.__import__ = _plain_import
 
     _preloading = threading.Thread(target=load, name="kctl-import-kafka-python", daemon=True)
+    builtins.__import__ = _import_after_preload
     _preloading.start()
 
 
