@@ -28,7 +28,7 @@ def test_every_group_type_gets_the_same_row_with_its_type():
     }
     committed = {"c": {("t", 0): 90}, "k": {("t", 0): 95}, "s": {("t", 1): 100}}
     shares = {"h": {("t", 0): (70, 25)}}
-    rows = L.lag_rows(groups, ["c", "k", "s", "h"], committed, shares, MARKS)
+    rows = L.lag_rows(L.lag_plan(groups, ["c", "k", "s", "h"], committed, shares), MARKS)
     got = [(r["group"], r["group_type"], r["committed_offset"], r["lag"]) for r in rows]
     # A share group's lag is the broker's (acknowledged records inside the window do not lag).
     assert got == [("c", "classic", 90, 10), ("k", "consumer", 95, 5), ("s", "streams", 100, 0),
@@ -38,13 +38,14 @@ def test_every_group_type_gets_the_same_row_with_its_type():
 
 
 def test_a_share_group_without_the_brokers_lag_lags_from_its_start_offset():
-    rows = L.lag_rows({"h": group("h", "share")}, ["h"], {}, {"h": {("t", 0): (70, -1)}}, MARKS)
+    plan = L.lag_plan({"h": group("h", "share")}, ["h"], {}, {"h": {("t", 0): (70, -1)}})
+    rows = L.lag_rows(plan, MARKS)
     assert (rows[0]["committed_offset"], rows[0]["lag"]) == (70, 30)
 
 
 def test_an_assigned_partition_without_a_commit_has_no_lag_and_no_time_lag():
     g = group("c", "classic", [member("m", ("t", 0))])
-    rows = L.lag_rows({"c": g}, ["c"], {}, {}, MARKS, record_times={}, now_ms=10_000)
+    rows = L.lag_rows(L.lag_plan({"c": g}, ["c"], {}, {}), MARKS, record_times={}, now_ms=10_000)
     assert (rows[0]["committed_offset"], rows[0]["lag"], rows[0]["time_lag_ms"]) == (-1, None, None)
 
 
@@ -52,11 +53,11 @@ def test_time_lag_is_now_minus_the_first_unconsumed_records_timestamp():
     groups = {"a": group("a", "classic"), "b": group("b", "classic")}
     committed = {"a": {("t", 0): 90, ("t", 1): 100}, "b": {("t", 0): 90, ("t", 1): 10}}
     # b's commit on t-1 is below the log start (40): its first record still there is read.
-    wanted = L.positions_to_read(L.group_positions(groups, ["a", "b"], committed, {}), MARKS)
+    plan = L.lag_plan(groups, ["a", "b"], committed, {})
+    wanted = plan.reads(MARKS)
     assert wanted == {("t", 0): {90}, ("t", 1): {40}}  # a and b share the read of t-0 at 90
     times = {(("t", 0), 90): 70_000, (("t", 1), 40): 100_000}
-    rows = L.lag_rows(groups, ["a", "b"], committed, {}, MARKS, record_times=times,
-                      now_ms=130_000)  # fmt: skip
+    rows = L.lag_rows(plan, MARKS, record_times=times, now_ms=130_000)
     assert [(r["group"], r["partition"], r["time_lag_ms"]) for r in rows] == [
         ("a", 0, 60_000), ("a", 1, 0), ("b", 0, 60_000), ("b", 1, 30_000)]  # fmt: skip
 
@@ -71,12 +72,13 @@ def test_time_lag_is_zero_when_only_markers_are_left_and_never_negative():
 
 def test_topics_narrow_the_rows_and_the_reads():
     g = group("c", "classic", [member("m", ("u", 0))])
-    rows = L.lag_rows({"c": g}, ["c"], {"c": {("t", 0): 1}}, {}, MARKS, topics=["u"])
+    rows = L.lag_rows(L.lag_plan({"c": g}, ["c"], {"c": {("t", 0): 1}}, {}, topics=["u"]), MARKS)
     assert [(r["topic"], r["partition"]) for r in rows] == [("u", 0)]
 
 
 def test_a_gone_partition_has_log_offsets_minus_one_and_no_lag():
-    rows = L.lag_rows({"c": group("c", "classic")}, ["c"], {"c": {("gone", 3): 7}}, {}, MARKS)
+    plan = L.lag_plan({"c": group("c", "classic")}, ["c"], {"c": {("gone", 3): 7}}, {})
+    rows = L.lag_rows(plan, MARKS)
     assert (rows[0]["log_start_offset"], rows[0]["log_end_offset"], rows[0]["lag"]) == (
         -1,
         -1,
@@ -86,8 +88,8 @@ def test_a_gone_partition_has_log_offsets_minus_one_and_no_lag():
 
 def test_an_unread_first_record_gives_no_time_lag_not_zero():
     groups = {"a": group("a", "classic")}
-    rows = L.lag_rows(groups, ["a"], {"a": {("t", 0): 90}}, {}, MARKS,
-                      record_times={(("t", 0), 90): L.UNREAD}, now_ms=5)  # fmt: skip
+    plan = L.lag_plan(groups, ["a"], {"a": {("t", 0): 90}}, {})
+    rows = L.lag_rows(plan, MARKS, record_times={(("t", 0), 90): L.UNREAD}, now_ms=5)
     assert (rows[0]["lag"], rows[0]["time_lag_ms"]) == (10, None)
 
 

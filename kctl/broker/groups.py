@@ -834,25 +834,17 @@ def lag_samples(
     committed = reader.committed([g for g in group_ids if g not in shares])
     share_offsets = reader.share_offsets(shares) if shares else {}
     require_known(admin, described, committed, listed)
-    positions = lag_rows.group_positions(described, group_ids, committed, share_offsets)
-    wanted, _owners = lag_rows.wanted_partitions(
-        {g: described[g] for g in group_ids}, positions, topics
-    )
-    all_tps = sorted(set().union(*wanted.values())) if wanted else []
-    marks = watermarks(admin, all_tps, reader)
+    plan = lag_rows.lag_plan(described, group_ids, committed, share_offsets, topics)
+    marks = watermarks(admin, plan.partitions(), reader)
     times: dict[tuple[TP, int], int] | None = None
     now_ms = 0
     if time_lag:
-        scoped = {g: {tp: at for tp, at in positions[g].items() if tp in wanted[g]}
-                  for g in group_ids}  # fmt: skip
         failed: dict[tuple[TP, int], str] = {}
-        times = first_record_times(admin, reader, lag_rows.positions_to_read(scoped, marks), failed)
+        times = first_record_times(admin, reader, plan.reads(marks), failed)
         now_ms = int(time.time() * 1000)
         if failed and notes is not None:
             notes.append(rules.unread_times_note(failed))
-    return lag_rows.lag_rows(
-        described, group_ids, committed, share_offsets, marks, topics, times, now_ms
-    )
+    return lag_rows.lag_rows(plan, marks, times, now_ms)
 
 
 def first_record_times(

@@ -21,6 +21,7 @@ and null when the pass was not asked for time lag."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kctl.lag.arithmetic import TP, lag_of
@@ -111,36 +112,78 @@ def time_lag_ms(
     return max(0, now_ms - first_record_ts)
 
 
-def lag_rows(
+@dataclass(frozen=True)
+class LagPlan:
+    """What one lag pass reads, decided before any log offset is asked: per group its
+    partitions (``wanted``), its position on each (only those), the owning members, and share
+    groups' lags as the broker answered them."""
+
+    groups: Mapping[str, Group]
+    group_ids: list[str]
+    positions: dict[str, dict[TP, int]]
+    wanted: dict[str, set[TP]]
+    owners: dict[tuple[str, str, int], Member]
+    share_lags: dict[str, dict[TP, int]]
+
+    def partitions(self) -> list[TP]:
+        """Every partition some group of the pass reads, sorted (their log offsets are asked)."""
+        return sorted(set().union(*self.wanted.values())) if self.wanted else []
+
+    def reads(self, marks: Mapping[TP, tuple[int, int]]) -> dict[TP, set[int]]:
+        """The first records to read for time lag (:func:`positions_to_read`)."""
+        return positions_to_read(self.positions, marks)
+
+
+def lag_plan(
     groups: Mapping[str, Group],
     group_ids: list[str],
     committed: Mapping[str, Mapping[TP, int]],
     share_offsets: Mapping[str, Mapping[TP, tuple[int, int]]],
-    marks: Mapping[TP, tuple[int, int]],
     topics: list[str] | None = None,
+) -> LagPlan:
+    """The plan of a pass over ``group_ids``: ``committed`` are classic/consumer/streams
+    groups' commits, ``share_offsets`` share groups' (start offset, broker lag); only
+    ``topics`` when given."""
+    positions = group_positions(groups, group_ids, committed, share_offsets)
+    wanted, owners = wanted_partitions({g: groups[g] for g in group_ids}, positions, topics)
+    return LagPlan(
+        groups=groups,
+        group_ids=group_ids,
+        positions={
+            g: {tp: at for tp, at in positions[g].items() if tp in wanted[g]} for g in group_ids
+        },
+        wanted=wanted,
+        owners=owners,
+        share_lags={
+            g: {tp: lag for tp, (_start, lag) in share_offsets.get(g, {}).items()}
+            for g in group_ids
+            if groups[g].type == "share"
+        },
+    )
+
+
+def lag_rows(
+    plan: LagPlan,
+    marks: Mapping[TP, tuple[int, int]],
     record_times: Mapping[tuple[TP, int], int] | None = None,
     now_ms: int = 0,
 ) -> list[dict[str, Any]]:
-    """One row per (group, topic, partition), groups in ``group_ids`` order, partitions
-    sorted. ``committed``: classic/consumer/streams groups' commits; ``share_offsets``: share
-    groups' (start offset, broker lag); ``record_times``: per (partition, position read, as
-    :func:`read_position` chooses it) the timestamp of the first data record there or after
-    (absent: none before the end; below 0: unknown, see :func:`time_lag_ms`); None when time
-    lag was not asked for."""
-    positions = group_positions(groups, group_ids, committed, share_offsets)
-    wanted, owners = wanted_partitions({g: groups[g] for g in group_ids}, positions, topics)
+    """One row per (group, topic, partition) of the plan, groups in its order, partitions
+    sorted. ``record_times``: per (partition, position read, as :func:`read_position` chooses
+    it) the timestamp of the first data record there or after (absent: none before the end;
+    below 0: unknown, see :func:`time_lag_ms`); None when time lag was not asked for."""
     rows = []
-    for gid in group_ids:
-        group = groups[gid]
+    for gid in plan.group_ids:
+        group = plan.groups[gid]
         share = group.type == "share"
-        for tp in sorted(wanted[gid]):
+        for tp in sorted(plan.wanted[gid]):
             start, end = marks.get(tp, GONE)
-            cur = positions[gid].get(tp)
+            cur = plan.positions[gid].get(tp)
             lag = lag_of(cur, end) if end >= 0 else None
             if share and cur is not None:
-                broker_lag = share_offsets[gid][tp][1]
+                broker_lag = plan.share_lags[gid][tp]
                 lag = broker_lag if broker_lag >= 0 else lag
-            owner = owners.get((gid, *tp))
+            owner = plan.owners.get((gid, *tp))
             time_lag = None
             if record_times is not None:
                 where = read_position(cur, (start, end))
