@@ -614,6 +614,19 @@ static int parse_sep(PyObject *sep, const char **sbuf, Py_ssize_t *slen) {
     return 0;
 }
 
+/* The arguments both line producers share: the separator (parse_sep) and the chunk
+ * data[start:end], which must lie within data. -1 with an exception set when they are wrong. */
+static int chunk_args(PyObject *sep, const Py_buffer *view, Py_ssize_t start, Py_ssize_t end,
+                      const char **sbuf, Py_ssize_t *slen) {
+    if (parse_sep(sep, sbuf, slen) < 0)
+        return -1;
+    if (start < 0 || end > view->len || start > end) {
+        PyErr_SetString(PyExc_ValueError, "start and end must lie within data");
+        return -1;
+    }
+    return 0;
+}
+
 /* produce_chunk(produce, topic, data, start, end, sep, catch) -> (stopped, records, nbytes, unkeyed)
  * The lines of data[start:end] — each ending in a newline, but for the last, which may end at
  * ``end`` without one — each handed to produce(topic, line), or with ``sep`` (bytes)
@@ -631,12 +644,8 @@ static PyObject *produce_chunk(PyObject *self, PyObject *args) {
     const char *sbuf;
     Py_ssize_t slen;
     PyObject *result = NULL;
-    if (parse_sep(sep, &sbuf, &slen) < 0)
+    if (chunk_args(sep, &view, start, end, &sbuf, &slen) < 0)
         goto done;
-    if (start < 0 || end > view.len || start > end) {
-        PyErr_SetString(PyExc_ValueError, "start and end must lie within data");
-        goto done;
-    }
     const char *d = view.buf;
     Py_ssize_t pos = start, records = 0, nbytes = 0, unkeyed = 0;
     while (pos < end) {
@@ -1071,12 +1080,8 @@ static PyObject *Producer_produce_lines(ProducerObject *self, PyObject *args) {
     const char *sbuf;
     Py_ssize_t slen;
     PyObject *result = NULL;
-    if (parse_sep(sep, &sbuf, &slen) < 0)
+    if (chunk_args(sep, &view, start, end, &sbuf, &slen) < 0)
         goto done;
-    if (start < 0 || end > view.len || start > end) {
-        PyErr_SetString(PyExc_ValueError, "start and end must lie within data");
-        goto done;
-    }
     char *d = view.buf;
     Py_ssize_t pos = start, records = 0, nbytes = 0, unkeyed = 0;
     rk_err_t stop = 0;
