@@ -245,6 +245,26 @@ def bootstrap(
 
 
 @pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of the session's Schema Registry (its Confluent-compatible API): Apicurio
+    Registry, started once per session through kctl's own code (kctl.local.registry), as
+    ``kctl local up --schema-registry`` starts it; KCTL_TEST_SCHEMA_REGISTRY=URL uses a running
+    one instead."""
+    given = os.environ.get("KCTL_TEST_SCHEMA_REGISTRY")
+    if given:
+        yield given
+        return
+    from kctl.local import registry
+
+    state = tmp_path_factory.mktemp("registry-state")
+    info = registry.start(state, port=registry.free_port())
+    try:
+        yield info.url
+    finally:
+        registry.stop(state)
+
+
+@pytest.fixture(scope="session")
 def kafka_libs() -> Path:
     """The directory of Kafka's jars (the broker and its tools): Kafka's own tools run from it
     with ``java -cp`` as the reference beside kctl. Resolved like ``kctl local up``."""

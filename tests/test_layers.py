@@ -39,12 +39,18 @@ LAYERS: list[tuple[str, list[list[str]]]] = [
     ("local", [["kctl.local.*"]]),
     # broker: the one package that talks to a broker; uses replicas (plans, snapshot model),
     # lag (arithmetic) and produce (input lines). analytics (Spark) uses lag (the sample).
-    ("broker, analytics", [["kctl.broker.*"], ["kctl.analytics.*"]]),
+    # registry: the HTTP client of a Schema Registry (beside broker: neither imports the other).
+    (
+        "broker, analytics, registry",
+        [["kctl.broker.*"], ["kctl.analytics.*"], ["kctl.registry.*"]],
+    ),
     # Pure rules over cluster snapshots and replica logs; compare reads segment files through
     # kctl.dump.files and decodes them with kctl.logfmt.
     ("replicas", [["kctl.replicas.*"]]),
     ("dump, lag, produce", [["kctl.dump.*"], ["kctl.lag.*"], ["kctl.produce.*"]]),
-    ("logfmt", [["kctl.logfmt.*"]]),
+    # schemas: Confluent's wire format and the Avro/Protobuf/JSON Schema codecs, pure, beside
+    # logfmt (the decoders of Kafka's own formats).
+    ("logfmt, schemas", [["kctl.logfmt.*"], ["kctl.schemas.*"]]),
     # The ground floor anyone may use.
     (
         "ground",
@@ -71,6 +77,7 @@ PURE = [
     "kctl.lag.*",
     "kctl.produce.*",
     "kctl.dump.*",
+    "kctl.schemas.*",
     "kctl.parsing",
     "kctl.inputs",
 ]
