@@ -73,6 +73,13 @@ _GLOBAL_WITH_VALUE = {
     "--output": "--output",
 }
 _GLOBAL_FLAGS = {"--debug", "--no-color", "--no-headers"}
+# A global option hoisted from after the sub-command only when its value is a URL: `kctl local
+# up --schema-registry` and `kctl local fetch --schema-registry` are flags of their own.
+_GLOBAL_URL = {"--schema-registry"}
+
+
+def _is_url(value: str) -> bool:
+    return "://" in value
 
 
 def hoist_global_options(argv: list[str]) -> list[str]:
@@ -95,6 +102,11 @@ def _split_global_options(argv: list[str]) -> tuple[list[str], list[str]]:
         name, eq, value = arg.partition("=")
         if arg in _GLOBAL_FLAGS:
             hoisted.append(arg)
+        elif arg in _GLOBAL_URL and i + 1 < len(argv) and _is_url(argv[i + 1]):
+            hoisted += [arg, argv[i + 1]]
+            i += 1
+        elif eq and name in _GLOBAL_URL:
+            hoisted += [name, value]
         elif arg in _GLOBAL_WITH_VALUE and i + 1 < len(argv):
             hoisted += [_GLOBAL_WITH_VALUE[arg], argv[i + 1]]
             i += 1
@@ -163,6 +175,14 @@ def root(
         "piped; name: names only, one per line).",
         autocompletion=_complete.output_formats,
     ),
+    schema_registry: str | None = typer.Option(
+        None,
+        "--schema-registry",
+        envvar="KCTL_SCHEMA_REGISTRY_URL",
+        metavar="URL",
+        help="Schema Registry URL, the base of its Confluent API (overrides the profile's "
+        "schema_registry.url; for Apicurio: http://HOST:PORT/apis/ccompat/v7).",
+    ),
     no_headers: bool = typer.Option(False, "--no-headers", help="Omit the header row."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and client logs."),
     no_color: bool = typer.Option(False, "--no-color", help="No colour in tables."),
@@ -194,6 +214,7 @@ def root(
         timeout=timeout,
         output=output,
         no_headers=no_headers,
+        schema_registry=schema_registry or None,
         debug=debug or bool(os.environ.get("KCTL_DEBUG")),
         color=not no_color,
     )
@@ -342,7 +363,7 @@ def invoked(args: list[str]) -> str | None:
         arg = args[i]
         if arg == "--":
             return None
-        if arg in _GLOBAL_WITH_VALUE:
+        if arg in _GLOBAL_WITH_VALUE or arg in _GLOBAL_URL:
             i += 2
             continue
         if arg.startswith("-"):

@@ -10,6 +10,10 @@ profiles:
     tls: {ca_file: /etc/kafka/ca.pem, cert_file: null, key_file: null, key_password: null,
           verify_hostname: true}
     client: {client.id: kctl-ops}        # librdkafka properties, applied last
+    schema_registry:                     # a Confluent-compatible Schema Registry
+      url: https://registry:8081         # for Apicurio: http://HOST:PORT/apis/ccompat/v7
+      basic_auth_user_info: env:SR_AUTH  # user:password (a secret)
+      ca_file: /etc/kafka/ca.pem         # cert_file, key_file: a client certificate
 ```
 
 Secrets are best stored as references, ``env:VAR`` or ``file:PATH``, resolved only when a client
@@ -89,6 +93,23 @@ class Tls:
 
 
 @dataclass
+class SchemaRegistry:
+    """A profile's Schema Registry: the base URL of its Confluent API, ``user:password`` for
+    HTTP basic auth (a secret: literal, ``env:VAR`` or ``file:PATH``) and TLS files."""
+
+    url: str
+    basic_auth_user_info: str | None = None
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+
+
+SCHEMA_REGISTRY_KEYS = frozenset(
+    {"url", "basic_auth_user_info", "ca_file", "cert_file", "key_file"}
+)
+
+
+@dataclass
 class Profile:
     name: str
     bootstrap_servers: str | None = None
@@ -96,10 +117,15 @@ class Profile:
     sasl: Sasl | None = None
     tls: Tls | None = None
     client: dict[str, str] = field(default_factory=dict)
+    schema_registry: SchemaRegistry | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("name")
+        if data.get("schema_registry"):
+            data["schema_registry"] = {
+                k: v for k, v in data["schema_registry"].items() if v is not None
+            }
         return {k: v for k, v in data.items() if v not in (None, {})}
 
 
@@ -158,7 +184,26 @@ def masked(profile: Profile) -> dict[str, Any]:
         data["tls"]["key_password"] = _mask(data["tls"]["key_password"])
     if "client" in data:
         data["client"] = {k: mask_value(k, v) for k, v in data["client"].items()}
+    if "schema_registry" in data:
+        registry = {k: v for k, v in data["schema_registry"].items() if v is not None}
+        if registry.get("basic_auth_user_info") is not None:
+            registry["basic_auth_user_info"] = _mask(registry["basic_auth_user_info"])
+        if registry.get("url"):
+            registry["url"] = mask_url(registry["url"])
+        data["schema_registry"] = registry
     return data
+
+
+def mask_url(url: str) -> str:
+    """``https://user:password@host/...`` with the password masked."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    info, at, host = parts.netloc.rpartition("@")
+    if not at or ":" not in info:
+        return url
+    user = info.split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:{MASK}@{host}"))
 
 
 def _check_keys(data: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -174,7 +219,7 @@ def profile_from_dict(name: str, data: Any, where: str) -> Profile:
         raise ConfigError(f"profile {name!r} in {where} is not a mapping")
     _check_keys(
         data,
-        {"bootstrap_servers", "security_protocol", "sasl", "tls", "client"},
+        {"bootstrap_servers", "security_protocol", "sasl", "tls", "client", "schema_registry"},
         f"profile {name!r}",
     )
     proto = str(data.get("security_protocol") or "PLAINTEXT").upper()
@@ -212,6 +257,9 @@ def profile_from_dict(name: str, data: Any, where: str) -> Profile:
     client = data.get("client") or {}
     if not isinstance(client, dict):
         raise ConfigError(f"profile {name!r}: client is not a mapping of librdkafka properties")
+    registry = None
+    if data.get("schema_registry") is not None:
+        registry = schema_registry_from_dict(data["schema_registry"], f"profile {name!r}")
     bootstrap = data.get("bootstrap_servers")
     if isinstance(bootstrap, list):
         bootstrap = ",".join(str(b) for b in bootstrap)
@@ -222,6 +270,28 @@ def profile_from_dict(name: str, data: Any, where: str) -> Profile:
         sasl=sasl,
         tls=tls,
         client={str(k): str(v) for k, v in client.items()},
+        schema_registry=registry,
+    )
+
+
+def schema_registry_from_dict(data: Any, where: str) -> SchemaRegistry:
+    """A ``schema_registry:`` block: a mapping with ``url`` and the optional
+    ``basic_auth_user_info``, ``ca_file``, ``cert_file``, ``key_file``; unknown keys refused."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: schema_registry is not a mapping", "give at least its url")
+    _check_keys(data, set(SCHEMA_REGISTRY_KEYS), f"{where} schema_registry")
+    raw = {k: (None if v is None else str(v)) for k, v in data.items()}
+    url = (raw.get("url") or "").strip()
+    if not url:
+        raise ConfigError(f"{where}: schema_registry has no url", "such as http://127.0.0.1:8081")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{where}: schema_registry.url {url!r} is not an http:// or https:// URL")
+    return SchemaRegistry(
+        url=url,
+        basic_auth_user_info=raw.get("basic_auth_user_info"),
+        ca_file=raw.get("ca_file"),
+        cert_file=raw.get("cert_file"),
+        key_file=raw.get("key_file"),
     )
 
 

@@ -32,6 +32,7 @@ class Environment:
     timeout: float = 15.0
     output: str | None = None
     no_headers: bool = False
+    schema_registry: str | None = None  # --schema-registry / KCTL_SCHEMA_REGISTRY_URL
     debug: bool = False
     color: bool = True
     stdout_isatty: bool = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import typer
@@ -11,8 +12,10 @@ from kctl.errors import Refused
 
 if TYPE_CHECKING:
     from kctl.broker.connect import Connection
+    from kctl.config import Profile, SchemaRegistry
     from kctl.environment import Environment
     from kctl.formatters import View
+    from kctl.registry.client import RegistryClient
 
 
 def example(*lines: str) -> str:
@@ -78,6 +81,136 @@ def connection(ctx: typer.Context) -> Connection:
     from kctl.broker.connect import resolve
 
     return resolve(environment(ctx))
+
+
+NO_SCHEMA_REGISTRY = (
+    "no schema registry (give --schema-registry URL, KCTL_SCHEMA_REGISTRY_URL or a profile's "
+    "schema_registry.url)"
+)
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    """The Schema Registry one invocation uses: the base URL of its Confluent API, the
+    ``user:password`` of HTTP basic auth (resolved: the secret itself), TLS files, and where the
+    URL came from (``--schema-registry``, ``KCTL_SCHEMA_REGISTRY_URL`` or ``profile 'NAME'``)."""
+
+    url: str
+    user_info: str | None = None
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    timeout: float = 15.0
+    source: str = "--schema-registry"
+
+
+def _split_user_info(url: str) -> tuple[str, str | None]:
+    """``http://user:pass@host/...`` -> (``http://host/...``, ``user:pass``)."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    info, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=host)), unquote(info)
+
+
+def registry_settings(env: Environment, profile: Profile | None) -> RegistrySettings:
+    """Which registry: ``--schema-registry URL`` (its envvar ``KCTL_SCHEMA_REGISTRY_URL``) over
+    the profile's ``schema_registry:`` block. An explicit URL uses the profile's credentials and
+    TLS files only when it is the profile's own URL (they are never sent to another server); it
+    may carry ``user:password@`` itself. A UsageError when none is configured."""
+    from kctl.errors import UsageError
+
+    block = profile.schema_registry if profile is not None else None
+    where = f"profile {profile.name!r}" if profile is not None else ""
+    url = (env.schema_registry or "").strip()
+    if url:
+        source = (
+            "KCTL_SCHEMA_REGISTRY_URL"
+            if env.variables.get("KCTL_SCHEMA_REGISTRY_URL", "").strip() == url
+            else "--schema-registry"
+        )
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(
+                f"{source} {url!r} is not an http:// or https:// URL",
+                "such as http://127.0.0.1:8081 (Apicurio: http://HOST:PORT/apis/ccompat/v7)",
+            )
+        url, user_info = _split_user_info(url)
+        if block is not None and block.url.rstrip("/") == url.rstrip("/"):
+            return _from_block(block, where, env.timeout, source, user_info)
+        return RegistrySettings(url=url, user_info=user_info, timeout=env.timeout, source=source)
+    if block is None:
+        raise UsageError(NO_SCHEMA_REGISTRY)
+    url, user_info = _split_user_info(block.url)
+    return _from_block(block, where, env.timeout, where, user_info, url=url)
+
+
+def _from_block(
+    block: SchemaRegistry,
+    where: str,
+    timeout: float,
+    source: str,
+    user_info: str | None,
+    url: str | None = None,
+) -> RegistrySettings:
+    from kctl import config
+
+    secret = config.resolve_secret(
+        block.basic_auth_user_info, f"{where} schema_registry.basic_auth_user_info"
+    )
+    return RegistrySettings(
+        url=url or _split_user_info(block.url)[0],
+        user_info=secret if secret is not None else user_info,
+        ca_file=block.ca_file,
+        cert_file=block.cert_file,
+        key_file=block.key_file,
+        timeout=timeout,
+        source=source,
+    )
+
+
+def _profile_of(env: Environment) -> Profile | None:
+    """The profile this invocation names (--profile, KCTL_PROFILE, the current one), as
+    :func:`kctl.broker.connect.resolve` finds it; a broken profile file is only a warning when
+    a registry URL is given explicitly and no --profile."""
+    from kctl import config
+    from kctl.errors import ConfigError
+
+    try:
+        pfile = config.load()
+    except ConfigError as exc:
+        if env.profile or not env.schema_registry:
+            raise
+        sys.stderr.write(
+            f"kctl: warning: ignoring the profile file: {exc.line()}; "
+            f"using the schema registry {env.schema_registry} as given\n"
+        )
+        return None
+    name = env.profile or pfile.current
+    return pfile.get(name) if name else None
+
+
+def schema_registry_settings(ctx: typer.Context) -> RegistrySettings:
+    """The :class:`RegistrySettings` of this invocation (see :func:`registry_settings`)."""
+    env = environment(ctx)
+    return registry_settings(env, _profile_of(env))
+
+
+def schema_registry(ctx: typer.Context) -> RegistryClient:
+    """The Schema Registry client this invocation uses: built here, at the command boundary,
+    once (it caches schemas per id and per subject version for the run)."""
+    from kctl.registry.client import RegistryClient
+
+    s = schema_registry_settings(ctx)
+    return RegistryClient(
+        s.url,
+        user_info=s.user_info,
+        ca_file=s.ca_file,
+        cert_file=s.cert_file,
+        key_file=s.key_file,
+        timeout=s.timeout,
+    )
 
 
 def output_view(ctx: typer.Context) -> View:

@@ -145,6 +145,8 @@ def check_name(name: str) -> str:
         "--sasl-username ops --sasl-password env:KAFKA_PASSWORD --ca-file /etc/kafka/ca.pem",
         "kctl profile add prod -b kafka-1:9093 --security-protocol SASL_SSL "
         "--sasl-username ops --sasl-password   # asks for it, not echoed",
+        "kctl profile add prod -b kafka-1:9093 --schema-registry https://registry:8081 "
+        "--registry-user-info env:SR_USER_INFO",
     ),
 )
 def add(
@@ -187,10 +189,27 @@ def add(
     no_verify_hostname: bool = typer.Option(
         False, "--no-verify-hostname", help="Skip TLS hostname checks."
     ),
+    registry_user_info: str | None = typer.Option(
+        None,
+        "--registry-user-info",
+        metavar="USER:PASSWORD",
+        help="The Schema Registry's basic auth (with the global --schema-registry URL); best "
+        "as env:VAR or file:PATH.",
+    ),
+    registry_ca_file: str | None = typer.Option(
+        None, "--registry-ca-file", help="PEM CA bundle of the Schema Registry."
+    ),
+    registry_cert_file: str | None = typer.Option(
+        None, "--registry-cert-file", help="PEM client certificate for the Schema Registry."
+    ),
+    registry_key_file: str | None = typer.Option(
+        None, "--registry-key-file", help="PEM client key for the Schema Registry."
+    ),
     use_it: bool = typer.Option(False, "--use", help="Also make it the current profile."),
     force: bool = typer.Option(False, "--force", help="Replace an existing profile of that name."),
 ) -> None:
-    """Add a profile. Bootstrap servers come from the global -b, client overrides from -X."""
+    """Add a profile. Bootstrap servers come from the global -b, client overrides from -X, the
+    Schema Registry's URL from the global --schema-registry."""
     from kctl import config
     from kctl.broker.connect import parse_override
     from kctl.errors import ConfigError, UsageError
@@ -233,9 +252,25 @@ def add(
             "verify_hostname": not no_verify_hostname,
         }
     data["client"] = dict(parse_override(item) for item in s.overrides)
+    registry_extras = (registry_user_info, registry_ca_file, registry_cert_file, registry_key_file)
+    if s.schema_registry:
+        data["schema_registry"] = {
+            "url": s.schema_registry,
+            "basic_auth_user_info": registry_user_info,
+            "ca_file": registry_ca_file,
+            "cert_file": registry_cert_file,
+            "key_file": registry_key_file,
+        }
+    elif any(v is not None for v in registry_extras):
+        raise UsageError(
+            "--registry-* options need the Schema Registry's URL",
+            "give it with --schema-registry URL",
+        )
     profile = config.profile_from_dict(name, data, "the command line")
-    literal = bool(sasl_password and not config.is_reference(sasl_password)) or bool(
-        key_password and not config.is_reference(key_password)
+    literal = (
+        bool(sasl_password and not config.is_reference(sasl_password))
+        or bool(key_password and not config.is_reference(key_password))
+        or bool(registry_user_info and not config.is_reference(registry_user_info))
     )
     in_argv = []
     if password_in_argv and not config.is_reference(sasl_password or ""):
