@@ -293,6 +293,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "group",
         "Load tests: produce or consume N records and report throughput and latency.",
     ),
+    "schemas": (
+        "schemas",
+        "group",
+        "Schema Registry: subjects, schemas, compatibility, deletes, export and import.",
+    ),
     "profile": ("profile", "group", "Named connection profiles: list, show, use, add, delete."),
     "local": (
         "local",

@@ -203,15 +203,24 @@ class RegistryClient:
             self._latest[subject] = found
         return found
 
-    def register(self, subject: str, schema: Schema, *, schema_id: int | None = None) -> int:
-        """The id of ``schema`` under ``subject``, registering it when new (``schema_id``: an
-        explicit id, which the registry accepts only in IMPORT mode)."""
+    def register(
+        self,
+        subject: str,
+        schema: Schema,
+        *,
+        schema_id: int | None = None,
+        version: int | None = None,
+    ) -> int:
+        """The id of ``schema`` under ``subject``, registering it when new (``schema_id`` and
+        ``version``: explicit ones, which a registry accepts only in IMPORT mode)."""
         key = (subject, schema)
         if schema_id is None and key in self._registered:
             return self._registered[key]
         body = schema_to_json(schema)
         if schema_id is not None:
             body["id"] = int(schema_id)
+        if version is not None:
+            body["version"] = int(version)
         doc = self._call("POST", f"/subjects/{quote(subject)}/versions", body, subject=subject)
         new_id = int(doc["id"])
         self._registered[key] = new_id
@@ -256,7 +265,8 @@ class RegistryClient:
             version=str(version),
             idempotent=True,
         )
-        messages = doc.get("messages") or []
+        # Confluent: "messages" (a list); Apicurio: "reason" (a string or null).
+        messages = doc.get("messages") or doc.get("reason") or []
         if isinstance(messages, str):
             messages = [messages]
         return Compatibility(bool(doc.get("is_compatible")), tuple(str(m) for m in messages))
@@ -451,6 +461,12 @@ class RegistryClient:
         if status in (401, 403):
             raise RegistryError(
                 f"the schema registry at {self.url} denied {method} {path.split('?')[0]}",
+                detail, status=status, code=code, message=message,
+            )  # fmt: skip
+        if status == 404 and code == 0 and message and "resource" not in message.lower():
+            raise RegistryError(  # Apicurio: {"error_code": 0, "message": "Operation not ...}
+                f"the schema registry at {self.url} does not support {method} "
+                f"{path.split('?')[0]}",
                 detail, status=status, code=code, message=message,
             )  # fmt: skip
         if status == 404 and not 40400 <= code < 40500:
