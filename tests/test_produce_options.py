@@ -154,6 +154,7 @@ def test_sending_carries_exactly_the_fields_of_the_senders_produce_options():
         "jsonl": False,
         "offsets": False,
         "max_line_bytes": 4096,
+        "typed": None,  # set by the command once the schemas are resolved (produce.typed)
     }
     assert {f.name for f in dataclasses.fields(Options)} - set(dataclasses.asdict(built)) == {
         "files",

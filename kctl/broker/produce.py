@@ -583,7 +583,11 @@ class _End:
 def _simple(opts: ProduceOptions) -> bool:
     """The plain and keyed shapes: lines as values, or KEY<sep>VALUE, with no other option."""
     return (
-        not opts.jsonl and opts.null_marker is None and not opts.headers and opts.partition is None
+        not opts.jsonl
+        and opts.null_marker is None
+        and not opts.headers
+        and opts.partition is None
+        and opts.typed is None
     )
 
 
@@ -665,12 +669,20 @@ class Sender:
     def one(self, record: Record) -> None:
         """The single record of ``--value``/``--key``."""
         value, key, hdrs, part, ts = record
+        if self.opts.typed is not None:
+            value, key = self.opts.typed.single(value, key)
         merged = (self.headers or []) + (hdrs or []) or None
         self.send(value, key, merged, self.opts.partition if part is None else part, ts)
         self.sent, self.nbytes = 1, len(value or b"") + len(key or b"")
 
     def _shape(self) -> Callable[[list[bytes], int], None]:
         opts = self.opts
+        typed = opts.typed
+        if typed is not None:
+            lone = typed.key is None and opts.key_separator is None and opts.null_marker is None
+            if lone and not opts.jsonl and opts.partition is None and not opts.headers:
+                return self.typed_values
+            return self.general
         simple = _simple(opts)
         if simple and opts.key_separator is None:
             return self.plain
@@ -858,6 +870,34 @@ class Sender:
         self.nbytes += size - (len(lines) - unkeyed) * len(ksep)
         self.producer.poll(0)
 
+    def typed_values(self, lines: list[bytes], size: int) -> None:
+        """Each line a typed value's JSON data (``--value-format``, nothing else per record):
+        the lines encoded first, as far as they fit (:meth:`TypedInput.values`), then handed
+        over with positional arguments; a line that is malformed or does not fit is raised
+        after the lines before it were handed over."""
+        from confluent_kafka import KafkaException
+
+        typed = self.opts.typed
+        assert typed is not None
+        values, error = typed.values(lines, self.line_no + 1)
+        self.line_no += len(lines)
+        produce_, topic = self.producer.produce, self.opts.topic
+        for i, value in enumerate(values):
+            try:
+                produce_(topic, value)
+            except (BufferError, KafkaException):
+                try:
+                    self.send(value, None, None, None, None, i)
+                except _Stop:
+                    self.sent += i
+                    self.nbytes += sum(map(len, values[:i]))
+                    raise
+        self.sent += len(values)
+        self.nbytes += sum(map(len, values))
+        self.producer.poll(0)
+        if error is not None:
+            raise error
+
     def general(self, lines: list[bytes], size: int) -> None:
         """JSON lines, headers, a fixed partition, null markers: one record at a time."""
         for line in lines:
@@ -874,13 +914,22 @@ class Sender:
 
     def _record(self, line: bytes) -> Record | None:
         opts = self.opts
+        typed = opts.typed
         if opts.jsonl:
             if not line.strip():
                 return None
-            value, key, hdrs, part, ts = parse_json_record(line, self.line_no)
+            if typed is not None:
+                value, key, hdrs, part, ts = typed.json_record(line, self.line_no)
+            else:
+                value, key, hdrs, part, ts = parse_json_record(line, self.line_no)
             if self.headers:
                 hdrs = self.headers + (hdrs or [])
             return value, key, hdrs, opts.partition if part is None else part, ts
+        if typed is not None:
+            if not line.strip():
+                return None  # no JSON data; the line keeps its number
+            value, key = typed.line_record(line, self.line_no, opts.key_separator, opts.null_marker)
+            return value, key, self.headers, opts.partition, None
         value, key = line, None
         if opts.key_separator is not None:
             k, sep, v = line.partition(opts.key_separator)

@@ -4,7 +4,7 @@ kcat -P)."""
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import typer
 
@@ -13,7 +13,10 @@ from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
 from kctl.formatters import Column, Output, cols, emit
 from kctl.produce.lines import MAX_LINE_BYTES
-from kctl.produce.options import CODECS
+from kctl.produce.options import CODECS, ProduceOptions
+
+if TYPE_CHECKING:
+    from kctl.produce.typed import Side
 
 EPILOG = example(
     "echo hello | kctl produce orders",
@@ -22,6 +25,14 @@ EPILOG = example(
     "kctl produce orders --key id-7 --value '{\"n\": 7}' --header source=cli",
     "kctl produce orders --transactional-id loader-1 --file batch.txt",
     "kctl produce orders --file bulk.txt --no-offsets   # bulk load: totals only, faster",
+    "kctl produce orders --value-format avro --value-schema order.avsc < orders.jsonl",
+    "kctl consume orders -o jsonl --value-format avro -e | "
+    "kctl produce copy --format jsonl --value-format avro --value-subject orders-value",
+)
+REGISTRY_HELP = (
+    "avro, protobuf or json-schema: each record's {what} is JSON data, written in Confluent's "
+    "wire format with a schema of the registry (--{what}-schema or --{what}-subject; "
+    "docs/schema-formats.md)."
 )
 
 # -o table/plain/csv: the summary document's scalar fields people look at first (json and
@@ -36,6 +47,29 @@ SUMMARY_COLUMNS = cols(
     Column("transaction", "TXN"),
     Column("first_error", "ERROR"),
 )
+
+
+def _typed(
+    ctx: typer.Context, sending: ProduceOptions, sides: list[Side], strategy: str
+) -> ProduceOptions:
+    """The sender's options with the typed sides' encoders: each schema file read, registered
+    or each subject looked up once (the registry's answer on stderr)."""
+    from dataclasses import replace
+
+    from kctl.commands._common import schema_registry
+    from kctl.inputs import read_input
+    from kctl.produce import typed
+
+    sides = [
+        replace(s, schema_text=read_input(s.schema_file, f"--{s.what}-schema", typed.SCHEMA_FILE))
+        if s.schema_file is not None
+        else s
+        for s in sides
+    ]
+    encoders, resolved = typed.build(schema_registry(ctx), sides, sending.topic, strategy)
+    for got in resolved:
+        note(got.line())
+    return replace(sending, typed=encoders)
 
 
 class _Bar:
@@ -138,6 +172,48 @@ def produce(
         help="Longest input line read (bytes, 1..2^30; default 1 MiB): a longer line stops "
         "reading with an error naming its number; the lines before it are sent.",
     ),
+    value_format: str | None = typer.Option(
+        None, "--value-format", help=REGISTRY_HELP.format(what="value")
+    ),
+    value_schema: str | None = typer.Option(
+        None,
+        "--value-schema",
+        metavar="FILE",
+        help="Register FILE (.avsc, .proto, .json) under the value's subject (see "
+        "--subject-name-strategy) and write with it; the registry's answer goes to stderr.",
+    ),
+    value_subject: str | None = typer.Option(
+        None,
+        "--value-subject",
+        metavar="SUBJECT[:VERSION]",
+        help="Write with this subject's schema (default its latest version; registers nothing). "
+        "With --value-schema: the subject FILE is registered under.",
+    ),
+    value_message: str | None = typer.Option(
+        None,
+        "--value-message",
+        metavar="NAME",
+        help="Protobuf: the message written (full or simple name; default the schema's first).",
+    ),
+    key_format: str | None = typer.Option(
+        None, "--key-format", help=REGISTRY_HELP.format(what="key")
+    ),
+    key_schema: str | None = typer.Option(
+        None, "--key-schema", metavar="FILE", help="As --value-schema, for keys."
+    ),
+    key_subject: str | None = typer.Option(
+        None, "--key-subject", metavar="SUBJECT[:VERSION]", help="As --value-subject, for keys."
+    ),
+    key_message: str | None = typer.Option(
+        None, "--key-message", metavar="NAME", help="As --value-message, for keys."
+    ),
+    subject_name_strategy: str = typer.Option(
+        "topic",
+        "--subject-name-strategy",
+        help="The subject a --value-schema/--key-schema file is registered under: topic "
+        "(TOPIC-value, TOPIC-key), record (the record's full name) or topic-record "
+        "(TOPIC-NAME), as Confluent's serializers name them.",
+    ),
 ) -> None:
     """Produce records from stdin, files or --key/--value.
 
@@ -146,9 +222,29 @@ def produce(
     the final flush, gives up at once); a summary goes to stderr, and with -o to stdout in that
     format: delivered, failed (not on the broker) and unknown (may be on the broker). Exit 1 if
     any record failed or is unknown, or delivery stalled for --timeout seconds; 130 if
-    interrupted."""
+    interrupted.
+
+    With --value-format/--key-format (avro, protobuf, json-schema) each line's value/key is
+    JSON data (as kctl consume prints it) encoded with a Schema Registry schema; a line that
+    is not JSON or does not fit stops reading (the lines before it are sent), exit 2."""
     from kctl.broker.produce import produce as run
-    from kctl.produce import options, summary
+    from kctl.produce import options, summary, typed
+
+    sides = [
+        side
+        for side in (
+            typed.check_side("value", value_format, value_schema, value_subject, value_message),
+            typed.check_side("key", key_format, key_schema, key_subject, key_message),
+        )
+        if side is not None
+    ]
+    if subject_name_strategy not in typed.STRATEGIES:
+        from kctl.errors import UsageError
+
+        raise UsageError(
+            f"unknown --subject-name-strategy {subject_name_strategy!r}",
+            "|".join(typed.STRATEGIES),
+        )
 
     opts = options.check(
         one_name(topic, topic_option, "topic"),
@@ -171,6 +267,9 @@ def produce(
         offsets=offsets,
         max_line_bytes=max_line_bytes,
     )
+    sending = opts.sending()
+    if sides:
+        sending = _typed(ctx, sending, sides, subject_name_strategy)
     from kctl.runtime.heap import keep_heap
 
     keep_heap()
@@ -203,7 +302,7 @@ def produce(
 
         result = run(
             conn,
-            opts.sending(),
+            sending,
             streams,
             single=opts.single,
             progress=bar,

@@ -134,6 +134,11 @@ def parse_json_record(text: bytes, line: int) -> Record:
         raise UsageError(f"malformed JSON line {line}", str(exc)) from None
     if not isinstance(doc, dict):
         raise UsageError(f"malformed JSON line {line}", "expected a JSON object")
+    return json_doc_record(doc, line)
+
+
+def json_doc_record(doc: dict[str, Any], line: int) -> Record:
+    """:func:`parse_json_record` of a line already parsed into an object."""
     enc = doc.get("encoding")
     value = decode_field(doc.get("value"), doc.get("value_encoding", enc), "value", line)
     key = decode_field(doc.get("key"), doc.get("key_encoding", enc), "key", line)

@@ -5,9 +5,13 @@ broker; every refusal is a :class:`~kctl.errors.UsageError` (exit 2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from kctl.errors import UsageError
 from kctl.produce.lines import MAX_LINE_BYTES, MAX_LINE_LIMIT, Record
+
+if TYPE_CHECKING:
+    from kctl.produce.typed import TypedInput
 
 PARTITIONERS = ("murmur2_random", "consistent_random", "random", "murmur2", "consistent")
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -48,6 +52,9 @@ class ProduceOptions:
     offsets: bool = True
     # The longest input line read (--max-line-bytes; docs/limits.md).
     max_line_bytes: int = MAX_LINE_BYTES
+    # --value-format/--key-format avro|protobuf|json-schema: the encoders of the typed sides
+    # (kctl.produce.typed), or None: bytes as read.
+    typed: TypedInput | None = None
 
 
 @dataclass(frozen=True)

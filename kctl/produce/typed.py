@@ -1,0 +1,305 @@
+"""Typed records for ``kctl produce`` (``--value-format avro|protobuf|json-schema``, keys
+likewise): which schema each side uses, and input lines turned into Confluent wire-format
+bytes before anything of a line is sent. Pure: the schemas come from a
+:class:`~kctl.schemas.model.SchemaSource` (the registry client the command hands in), the
+encoders from :mod:`kctl.schemas.codec`; no client library, no broker.
+
+A line that does not fit its schema stops reading with a usage error naming the line and the
+field (``line 7 does not fit the value schema ($.qty: ...)``, exit 2): the lines before it are
+sent, nothing of it is (produce's rule for a malformed line, docs/produce.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kctl.errors import UsageError
+from kctl.inputs import Kind, MiB
+from kctl.produce.lines import Record, json_doc_record
+from kctl.schemas.model import RECORD_FORMATS, RegisteredSchema, Schema, SchemaSource
+
+# --subject-name-strategy: Confluent's TopicNameStrategy, RecordNameStrategy and
+# TopicRecordNameStrategy.
+STRATEGIES = ("topic", "record", "topic-record")
+# What a schema file's extension says its type is (kctl schemas register reads them alike).
+EXTENSIONS = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
+
+SCHEMA_FILE = Kind("schema", 16 * MiB)  # --value-schema, --key-schema
+
+Encode = Callable[[Any], bytes]
+
+
+@dataclass(frozen=True)
+class Side:
+    """What the options ask for the key or the value: ``fmt`` (avro|protobuf|json-schema), and
+    either a schema file to register (``schema_file``, its text in ``schema_text``) or a subject
+    to look up (``subject`` at ``version``, None: the latest); ``message``: the Protobuf message
+    to write (None: the file's first)."""
+
+    what: str  # "key" | "value"
+    fmt: str
+    schema_file: str | None = None
+    schema_text: str | None = None
+    subject: str | None = None
+    version: int | None = None
+    message: str | None = None
+
+    @property
+    def schema_type(self) -> str:
+        return RECORD_FORMATS[self.fmt]
+
+
+def subject_version(text: str, option: str) -> tuple[str, int | None]:
+    """``SUBJECT[:VERSION]`` (VERSION a number >= 1 or ``latest``) as (subject, version or
+    None); a subject may itself hold colons: only a last part that is a version is one."""
+    subject, sep, tail = text.rpartition(":")
+    if sep and subject:
+        if tail == "latest":
+            return subject, None
+        if tail.isdigit():
+            if int(tail) < 1:
+                raise UsageError(f"{option} {text!r}: versions start at 1")
+            return subject, int(tail)
+    if not text:
+        raise UsageError(f"{option} must not be empty")
+    return text, None
+
+
+def check_side(
+    what: str,
+    fmt: str | None,
+    schema_file: str | None,
+    subject: str | None,
+    message: str | None,
+) -> Side | None:
+    """The ``--{what}-format``/``-schema``/``-subject``/``-message`` options, checked (usage
+    errors, exit 2); None when no registry format is asked for that side. The schema file is
+    not read here (:func:`read_schema`)."""
+    if fmt is None:
+        for option, given in (("schema", schema_file), ("subject", subject), ("message", message)):
+            if given is not None:
+                raise UsageError(
+                    f"--{what}-{option} needs --{what}-format",
+                    f"{'|'.join(RECORD_FORMATS)}",
+                )
+        return None
+    if fmt not in RECORD_FORMATS:
+        raise UsageError(f"unknown --{what}-format {fmt!r}", "|".join(RECORD_FORMATS))
+    if schema_file is None and subject is None:
+        raise UsageError(
+            f"--{what}-format {fmt} needs --{what}-schema FILE or --{what}-subject SUBJECT"
+        )
+    version = None
+    if subject is not None:
+        subject, version = subject_version(subject, f"--{what}-subject")
+        if schema_file is not None and version is not None:
+            raise UsageError(
+                f"--{what}-subject with --{what}-schema names where the file is registered",
+                "it takes no version",
+            )
+    if message is not None and fmt != "protobuf":
+        raise UsageError(f"--{what}-message applies to --{what}-format protobuf only")
+    if schema_file is not None:
+        suffix = schema_file[schema_file.rfind(".") :].lower() if "." in schema_file else ""
+        kind = EXTENSIONS.get(suffix)
+        if kind is not None and kind != RECORD_FORMATS[fmt]:
+            raise UsageError(
+                f"--{what}-schema {schema_file} is a {kind} schema by its extension",
+                f"--{what}-format {fmt} writes {RECORD_FORMATS[fmt]}",
+            )
+    return Side(what, fmt, schema_file, None, subject, version, message)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One side's schema as the registry holds it, and whether this run registered it."""
+
+    side: Side
+    registered: RegisteredSchema
+    registered_now: bool
+
+    def line(self) -> str:
+        """The registry's answer, for stderr."""
+        r = self.registered
+        verb = "registered" if self.registered_now else "using"
+        version = f" version {r.version}" if r.version is not None else ""
+        return f"{self.side.what} schema: {verb} subject {r.subject!r}{version}, id {r.id}"
+
+
+def resolve(
+    source: SchemaSource,
+    side: Side,
+    topic: str,
+    strategy: str,
+    record_name: Callable[[Schema, str | None], str],
+    subject_for: Callable[[str, str, bool, str], str],
+) -> Resolved:
+    """The schema ``side`` writes with: its file registered under ``--{what}-subject`` or the
+    subject the naming strategy gives (the registry's id and version), or the subject's
+    version looked up (nothing registered). The subject's schema must be of the side's type."""
+    if side.schema_text is not None:
+        schema = Schema(side.schema_type, side.schema_text)
+        subject = side.subject
+        if subject is None:
+            name = record_name(schema, side.message) if strategy != "topic" else ""
+            subject = subject_for(strategy, topic, side.what == "key", name)
+        schema_id = source.register(subject, schema)
+        version = _version_of(source, subject, schema, schema_id)
+        return Resolved(side, RegisteredSchema(schema_id, schema, subject, version), True)
+    assert side.subject is not None
+    got = source.subject_version(side.subject, side.version)
+    if got.schema.schema_type != side.schema_type:
+        raise UsageError(
+            f"subject {side.subject!r} holds a {got.schema.schema_type} schema",
+            f"--{side.what}-format {side.fmt} writes {side.schema_type}",
+        )
+    if got.subject is None:
+        got = RegisteredSchema(got.id, got.schema, side.subject, got.version)
+    return Resolved(side, got, False)
+
+
+def _version_of(source: SchemaSource, subject: str, schema: Schema, schema_id: int) -> int | None:
+    """The version ``schema`` has under ``subject`` (the registry's register answer carries
+    only the id): asked with the client's ``lookup`` when it has one, else the latest version
+    when its id is ``schema_id``, else None."""
+    lookup = getattr(source, "lookup", None)
+    if callable(lookup):
+        found = lookup(subject, schema)
+        version = getattr(found, "version", None)
+        if isinstance(version, int):
+            return version
+    latest = source.subject_version(subject)
+    return latest.version if latest.id == schema_id else None
+
+
+class TypedInput:
+    """Input lines as records whose key and/or value are encoded with a schema (``value`` and
+    ``key``: the encoders, None for a side sent as today). Counts no lines itself: callers pass
+    each line's number (1-based, over all inputs, as produce counts JSON lines)."""
+
+    def __init__(self, value: Encode | None, key: Encode | None) -> None:
+        self.value = value
+        self.key = key
+
+    def _encode(self, encode: Encode, data: Any, what: str, line: int) -> bytes:
+        from kctl.schemas.model import EncodeError
+
+        try:
+            return encode(data)
+        except EncodeError as exc:
+            raise UsageError(
+                f"line {line} does not fit the {what} schema", f"{exc.path}: {exc.why}"
+            ) from None
+
+    def json_record(self, text: bytes, line: int) -> Record:
+        """One ``--format jsonl`` line: {"key", "value", "headers", "partition",
+        "timestamp"}; the typed sides' fields are their JSON data (null: a null key, a
+        tombstone value), the other sides as produce reads them without a format; other fields
+        (topic, offset, value_schema_id: what ``kctl consume -o jsonl`` adds) are ignored."""
+        doc = _json(text, line)
+        if not isinstance(doc, dict):
+            raise UsageError(f"malformed JSON line {line}", "expected a JSON object")
+        plain: dict[str, Any] = dict(doc)
+        if self.value is not None:
+            plain.pop("value", None)
+        if self.key is not None:
+            plain.pop("key", None)
+        value, key, headers, partition, ts = json_doc_record(plain, line)
+        if self.value is not None:
+            data = doc.get("value")
+            value = None if data is None else self._encode(self.value, data, "value", line)
+        if self.key is not None:
+            data = doc.get("key")
+            key = None if data is None else self._encode(self.key, data, "key", line)
+        return value, key, headers, partition, ts
+
+    def line_record(
+        self, text: bytes, line: int, key_separator: bytes | None, null_marker: bytes | None
+    ) -> tuple[bytes | None, bytes | None]:
+        """One ``--format lines`` line: the value's JSON data (``KEY<sep>VALUE`` with
+        ``--key-separator``, the key JSON data when the key is typed); a side equal to
+        ``--null-marker`` is null (for the value: a tombstone)."""
+        value: bytes | None = text
+        key: bytes | None = None
+        if key_separator is not None:
+            k, sep, v = text.partition(key_separator)
+            if sep:
+                key, value = k, v
+        if null_marker is not None:
+            if value == null_marker:
+                value = None
+            if key == null_marker:
+                key = None
+        if self.value is not None and value is not None:
+            value = self._encode(self.value, _json(value, line), "value", line)
+        if self.key is not None and key is not None:
+            key = self._encode(self.key, _json(key, line), "key", line)
+        return value, key
+
+    def values(self, lines: list[bytes], first: int) -> tuple[list[bytes], UsageError | None]:
+        """The fast shape: each line the value's JSON data, no key, no marker. The encoded
+        values of ``lines`` (numbered from ``first``) up to the first line that is malformed or
+        does not fit, and that line's error (None when all fit). Blank lines are skipped (an
+        empty line is no JSON data); they keep their numbers."""
+        import orjson
+
+        encode = self.value
+        assert encode is not None
+        from kctl.schemas.model import EncodeError
+
+        out: list[bytes] = []
+        append = out.append
+        loads = orjson.loads
+        n = first
+        try:
+            for n, text in enumerate(lines, first):  # noqa: B007 - n names the failing line
+                if not text or text.isspace():
+                    continue
+                append(encode(loads(text)))
+        except orjson.JSONDecodeError as exc:
+            return out, UsageError(f"malformed JSON line {n}", str(exc))
+        except EncodeError as exc:
+            return out, UsageError(
+                f"line {n} does not fit the value schema", f"{exc.path}: {exc.why}"
+            )
+        return out, None
+
+    def single(self, value: bytes | None, key: bytes | None) -> tuple[bytes | None, bytes | None]:
+        """``--value``/``--key``: their text is the JSON data of a typed side (line 1)."""
+        if self.value is not None and value is not None:
+            value = self._encode(self.value, _json(value, 1), "value", 1)
+        if self.key is not None and key is not None:
+            key = self._encode(self.key, _json(key, 1), "key", 1)
+        return value, key
+
+
+def _json(text: bytes, line: int) -> Any:
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"malformed JSON line {line}", str(exc)) from None
+
+
+def build(
+    source: SchemaSource,
+    sides: list[Side],
+    topic: str,
+    strategy: str,
+) -> tuple[TypedInput, list[Resolved]]:
+    """The encoders of the typed sides, each schema resolved once (:func:`resolve`) and
+    compiled once (:class:`kctl.schemas.codec.RecordEncoder`): nothing per record asks the
+    registry again."""
+    from kctl.schemas import codec
+
+    encoders: dict[str, Encode] = {}
+    resolved: list[Resolved] = []
+    for side in sides:
+        got = resolve(source, side, topic, strategy, codec.record_name, codec.subject_for)
+        encoder = codec.RecordEncoder.for_schema(source, got.registered, message=side.message)
+        encoders[side.what] = encoder.encode
+        resolved.append(got)
+    return TypedInput(encoders.get("value"), encoders.get("key")), resolved
