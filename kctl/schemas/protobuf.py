@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -98,6 +99,10 @@ def _protoc(files: Mapping[str, str], binary: Mapping[str, bytes], main: str) ->
             lines = [
                 line.replace(root + os.sep, "") for line in errors.splitlines() if line.strip()
             ]
+            # protoc's own errors name the file and position; absl's log lines and warnings
+            # (no syntax given, unused imports) count only when nothing else is said.
+            located = [line for line in lines if re.match(r"\S+:\d+:\d+: ", line)]
+            lines = located or [line for line in lines if not line.startswith("WARNING: All log")]
             why = "; ".join(lines[:3]) or f"protoc exit {code}"
             raise SchemaError(
                 "a Protobuf schema that does not parse", why.replace(_MAIN, "<schema>")
