@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything (kctl with the local engines, Spark extra and dev tools into .venv; Apache
-# Kafka's jars through Maven into kctl's cache) and runs the lint checks and the whole test suite
-# against a real 3-broker Apache Kafka cluster on loopback, after ruff and the type checker.
+# Kafka's jars and the Schema Registry through Maven into kctl's cache) and runs the lint checks
+# and the whole test suite against a real 3-broker Apache Kafka cluster and a real Schema
+# Registry on loopback, after ruff and the type checker.
 # .ci/run calls this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,8 +10,11 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
-# The broker and Kafka's own tools (the reference in tests), from Maven Central, once.
-.venv/bin/kctl local fetch ${KCTL_TEST_KAFKA_VERSION:+--kafka-version "$KCTL_TEST_KAFKA_VERSION"}
+# The broker and Kafka's own tools (the reference in tests), and the Schema Registry the tests
+# start (Apicurio Registry's app, a 142 MB tar.gz unpacked into kctl's cache), from Maven
+# Central, once: no test downloads.
+.venv/bin/kctl local fetch --schema-registry \
+    ${KCTL_TEST_KAFKA_VERSION:+--kafka-version "$KCTL_TEST_KAFKA_VERSION"}
 
 # A real Prometheus server scrapes kctl's lag exporter in tests/test_lag_exporter.py: Debian's
 # `prometheus` package, installed when missing and apt-get can run as root (RUNLEVEL=1: the

@@ -35,6 +35,7 @@ def _state() -> Path:
         "kctl local up --engine kafka --brokers 1 --security sasl_ssl   # then: kctl --profile "
         "local-admin users list",
         "kctl local up --engine kafka --controllers 3 --quorum dynamic",
+        "kctl local up --schema-registry   # also Apicurio Registry on 127.0.0.1:8081",
     ),
 )
 def up(
@@ -109,6 +110,19 @@ def up(
         help="Name of the profile written for a secured cluster's admin (replaced on a new "
         "cluster; secrets as file: references).",
     ),
+    schema_registry: bool = typer.Option(
+        False,
+        "--schema-registry",
+        help="Also start a Schema Registry (Apicurio Registry 2.6, Java 17, in memory) on "
+        "127.0.0.1; the profile written carries its URL (a plaintext cluster's: 'local').",
+    ),
+    registry_port: int = typer.Option(
+        8081,
+        "--registry-port",
+        help="The Schema Registry's port on 127.0.0.1 (0: a free one).",
+        min=0,
+        max=65535,
+    ),
 ) -> None:
     """Start a local cluster in the background and print its bootstrap address."""
     import os
@@ -118,8 +132,10 @@ def up(
     from kctl.local.status import kafka_up_doc, kafka_up_note
 
     chosen, why, security_mode = up_choice(engine, port, security_mode, kafka_version)
+    if schema_registry:
+        _check_registry(registry_port)
     if chosen == "tansu":
-        _up_tansu(ctx, port, wait, why)
+        _up_tansu(ctx, port, wait, why, registry_port if schema_registry else None)
         return
     state = _state()
     refuse_other_engine(state, "kafka")
@@ -144,11 +160,77 @@ def up(
             check_name(profile), cluster.security, cluster.bootstrap, cluster.material
         )
     note(kafka_up_note(cluster, started, why, profile))
+    registry_url = None
+    if schema_registry:
+        registry_url = _up_registry(registry_port)
+        profile = _registry_profile(profile or LOCAL_PROFILE, cluster.bootstrap, registry_url)
     doc = kafka_up_doc(cluster, profile, kafka_cluster.status_rows(cluster))
+    if registry_url:
+        doc["schema_registry"] = registry_url
     emit(Output([{"bootstrap": cluster.bootstrap}], cols("bootstrap"), doc=doc), output_view(ctx))
 
 
-def _up_tansu(ctx: typer.Context, port: int, wait: float, why: str) -> None:
+LOCAL_PROFILE = "local"  # the profile a plaintext cluster with a Schema Registry gets
+
+
+def _check_registry(port: int) -> None:
+    """Before the cluster starts: Java for the registry, and its port free (unless ours runs
+    on it already)."""
+    from kctl.errors import KctlError
+    from kctl.local import registry
+    from kctl.local.broker import port_free
+
+    info = registry.read_info(_state())
+    if info is not None and registry.alive(info.pid):
+        return
+    registry.require_java()
+    if port and not port_free(registry.HOST, port):
+        raise KctlError(
+            f"cannot start the Schema Registry on {registry.HOST}:{port}: the port is in use",
+            "give another with --registry-port N (0: a free one)",
+        )
+
+
+def _up_registry(port: int) -> str:
+    """Start the local Schema Registry (or find it running); its URL."""
+    from kctl.local import registry
+
+    info = registry.start(_state(), port, on_progress=note)
+    if info.started:
+        note(f"Schema Registry (Apicurio Registry {info.version}) started: {info.url} "
+             f"(pid {info.pid}, log {info.log})")  # fmt: skip
+    else:
+        note(f"Schema Registry already running: {info.url} (pid {info.pid})")
+    return info.url
+
+
+def _registry_profile(name: str, bootstrap: str, url: str) -> str:
+    """The profile ``name`` carries the registry: the secured cluster's admin profile gets the
+    block; a plaintext cluster gets (or replaces) the profile 'local' of its bootstrap and the
+    registry. The current profile is set only when there is none."""
+    from kctl import config
+    from kctl.commands.profile import check_name
+
+    check_name(name)
+    with config.edit() as pfile:
+        existing = pfile.profiles.get(name)
+        if existing is not None and name != LOCAL_PROFILE:
+            existing.schema_registry = config.SchemaRegistry(url=url)
+        else:
+            pfile.profiles[name] = config.profile_from_dict(
+                name,
+                {"bootstrap_servers": bootstrap, "schema_registry": {"url": url}},
+                "the local cluster",
+            )
+        if pfile.current is None:
+            pfile.current = name
+    note(f"profile {name!r}: bootstrap {bootstrap}, schema_registry {url}")
+    return name
+
+
+def _up_tansu(
+    ctx: typer.Context, port: int, wait: float, why: str, registry_port: int | None = None
+) -> None:
     from kctl.local import broker
     from kctl.local.engine import refuse_other_engine
     from kctl.local.status import tansu_up_doc, tansu_up_note
@@ -158,19 +240,29 @@ def _up_tansu(ctx: typer.Context, port: int, wait: float, why: str) -> None:
     info, started = broker.start(port=port, wait=wait)
     note(tansu_up_note(info, started, why))
     doc = tansu_up_doc(info)
+    if registry_port is not None:
+        url = _up_registry(registry_port)
+        doc["profile"] = _registry_profile(LOCAL_PROFILE, info.bootstrap, url)
+        doc["schema_registry"] = url
     emit(Output([{"bootstrap": info.bootstrap}], cols("bootstrap"), doc=doc), output_view(ctx))
 
 
 @app.command("status", epilog=example("kctl local status", "kctl local status -o json"))
 def status(ctx: typer.Context) -> None:
-    """Every node of the local cluster: id, role, address, pid, alive. Exit 1 if none runs."""
-    from kctl.local import broker, kafka_cluster
+    """Every node of the local cluster: id, role, address, pid, alive; and the Schema Registry
+    when `local up --schema-registry` started one. Exit 1 if no broker runs."""
+    from kctl.local import broker, kafka_cluster, registry
     from kctl.local import status as show
 
-    cluster = kafka_cluster.read_state(_state())
+    state = _state()
+    reg = registry.status(state) if registry.read_info(state) is not None else None
+    cluster = kafka_cluster.read_state(state)
     if cluster is not None:
         rows = kafka_cluster.status_rows(cluster)
         doc = show.kafka_status_doc(cluster, rows)
+        if reg is not None:
+            doc["schema_registry"] = reg
+            rows = [*rows, show.registry_row(reg)]
         node_cols = cols("id:>", "role", "address", "pid:>", "alive", "log_dirs:>")
         emit(Output(rows, node_cols, doc=doc), output_view(ctx))
         if not doc["running"]:
@@ -178,8 +270,11 @@ def status(ctx: typer.Context) -> None:
             raise typer.Exit(EXIT_FAILED)
         return
     data = broker.status()
-    rows = show.key_value_rows(data)
-    emit(Output(rows, cols("key", "value"), doc=show.tansu_status_doc(data)), output_view(ctx))
+    doc = show.tansu_status_doc(data)
+    if reg is not None:
+        doc["schema_registry"] = reg
+    rows = show.key_value_rows({**data, **(show.registry_fields(reg) if reg else {})})
+    emit(Output(rows, cols("key", "value"), doc=doc), output_view(ctx))
     if not data["running"]:
         raise typer.Exit(EXIT_FAILED)
 
@@ -190,10 +285,14 @@ def down(
         False, "--purge", help="Also delete the Kafka cluster's data (the next up starts afresh)."
     ),
 ) -> None:
-    """Stop the local cluster (Kafka: brokers, then controllers; data kept unless --purge)."""
-    from kctl.local import broker, kafka_cluster
+    """Stop the local cluster (Kafka: brokers, then controllers; data kept unless --purge) and
+    the Schema Registry when one runs (its schemas are in memory: they go with it)."""
+    from kctl.local import broker, kafka_cluster, registry
     from kctl.local.status import down_note
 
+    stopped = registry.stop(_state())
+    if stopped is not None:
+        note(f"Schema Registry stopped ({stopped.url})")
     cluster = kafka_cluster.stop(_state(), remove=purge)
     if cluster is not None:
         note(down_note(cluster.directory, purge, tansu_stopped=False))
@@ -233,12 +332,22 @@ def start_broker(broker_id: int = typer.Argument(..., help="Broker id (1..N)."))
 
 @app.command(
     "fetch",
-    epilog=example("kctl local fetch", "kctl local fetch --kafka-version 3.9.1 -o json"),
+    epilog=example(
+        "kctl local fetch",
+        "kctl local fetch --kafka-version 3.9.1 -o json",
+        "kctl local fetch --schema-registry   # also Apicurio Registry (142 MB)",
+    ),
 )
 def fetch(
     ctx: typer.Context,
     kafka_version: str | None = typer.Option(
         None, "--kafka-version", help="Apache Kafka version (default: the newest kctl pins)."
+    ),
+    schema_registry: bool = typer.Option(
+        False,
+        "--schema-registry",
+        help="Also resolve the Schema Registry that `local up --schema-registry` runs "
+        "(Apicurio Registry 2.6.13.Final, a 142 MB tar.gz unpacked into the cache).",
     ),
 ) -> None:
     """Resolve Apache Kafka's jars (broker and tools) into kctl's cache with Maven, ahead of
@@ -254,6 +363,17 @@ def fetch(
     jars = sorted(p.name for p in runtime.libs.glob("*.jar"))
     note(f"Apache Kafka {version}: {len(jars)} jars ({runtime.source})")
     doc = fetch_doc(version, runtime.libs, runtime.source, jars)
+    if schema_registry:
+        from kctl.local import registry
+
+        app = registry.locate(note)
+        note(f"Apicurio Registry {app.version}: {app.runner} ({app.source})")
+        doc["schema_registry"] = {
+            "version": app.version,
+            "home": str(app.home),
+            "runner": str(app.runner),
+            "source": app.source,
+        }
     emit(
         Output([{"version": version, "libs": str(runtime.libs)}], cols("version", "libs"), doc=doc),
         output_view(ctx),

@@ -103,3 +103,24 @@ def node_note(verb: str, broker_id: int, done: bool) -> str:
 def fetch_doc(version: str, libs: Path, source: str, jars: list[str]) -> Row:
     """``local fetch -o json``: where Kafka's jars are and where they came from."""
     return {"version": version, "libs": str(libs), "source": source, "jars": jars}
+
+
+def registry_row(reg: Row) -> Row:
+    """The Schema Registry as a row of ``local status``'s node table."""
+    return {
+        "id": None,
+        "role": "schema-registry",
+        "address": reg.get("url"),
+        "pid": reg.get("pid"),
+        "alive": bool(reg.get("running")) and bool(reg.get("answering")),
+        "log_dirs": None,
+    }
+
+
+def registry_fields(reg: Row) -> Row:
+    """The Schema Registry as keys of the Tansu broker's status."""
+    return {
+        "schema_registry": reg.get("url"),
+        "schema_registry_running": bool(reg.get("running")) and bool(reg.get("answering")),
+        "schema_registry_pid": reg.get("pid"),
+    }

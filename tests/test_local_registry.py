@@ -1,0 +1,197 @@
+"""The local Schema Registry (kctl.local.registry: Apicurio Registry 2.6.13.Final on loopback):
+started, restarted and stopped through the module as the test session's fixture does, and
+through `kctl local up --schema-registry` / `local status` / `local down` as an operator does;
+the errors an operator meets (no Java, no Maven, a taken port) are one line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import kctl_environment, run_kctl
+
+from kctl.errors import KctlError
+from kctl.local import registry
+
+AVRO = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]})
+
+
+def _get(url: str) -> object:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _register(url: str, subject: str) -> int:
+    req = urllib.request.Request(
+        f"{url}/subjects/{subject}/versions",
+        data=json.dumps({"schema": AVRO}).encode(),
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return int(json.loads(r.read())["id"])
+
+
+@pytest.fixture
+def kctl_env(tmp_path: Path) -> dict[str, str]:
+    """No broker needed: a state dir and a profile file of the test's own."""
+    return kctl_environment(
+        KCTL_CONFIG=str(tmp_path / "kctl-config.yaml"), KCTL_STATE_DIR=str(tmp_path / "state")
+    )
+
+
+@pytest.fixture
+def kctl(kctl_env):
+    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120):
+        return run_kctl({**kctl_env, **(env or {})}, *args, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def own_registry(tmp_path_factory: pytest.TempPathFactory):
+    """A registry of this module's own (the tests restart it), on a free port."""
+    state = tmp_path_factory.mktemp("own-registry")
+    info = registry.start(state, port=registry.free_port())
+    try:
+        yield state, info
+    finally:
+        registry.stop(state)
+
+
+def test_start_status_restart_stop(own_registry):
+    state, info = own_registry
+    assert info.started and info.url == f"http://127.0.0.1:{info.port}/apis/ccompat/v7"
+    assert _get(f"{info.url}/subjects") == []
+    subject = f"t-{uuid.uuid4().hex[:8]}-value"
+    _register(info.url, subject)
+    assert subject in _get(f"{info.url}/subjects")  # type: ignore[operator]
+    again = registry.start(state, port=registry.free_port())  # recorded and running: kept
+    assert (again.started, again.pid, again.port) == (False, info.pid, info.port)
+    s = registry.status(state)
+    assert s["running"] and s["answering"] and s["url"] == info.url and s["pid"] == info.pid
+    # listens on loopback only
+    assert Path(info.log).is_file() and "127.0.0.1" in Path(info.log).read_text()
+
+    restarted = registry.restart(state)  # stop, then start on the same port
+    assert restarted.port == info.port and restarted.pid != info.pid
+    assert not registry.alive(info.pid)
+    assert _get(f"{restarted.url}/subjects") == []  # in memory: a restart forgets
+    _register(restarted.url, subject)
+
+
+def test_kill_then_start_on_the_same_port_and_stop(own_registry):
+    state, _ = own_registry
+    info = registry.read_info(state)
+    assert info is not None
+    assert registry.kill(state) is not None and not registry.alive(info.pid)
+    assert registry.status(state)["running"] is False
+    back = registry.start(state, port=info.port)
+    assert back.started and back.port == info.port
+    assert registry.stop(state) is not None
+    assert registry.status(state) == {"running": False} and registry.stop(state) is None
+
+
+def test_local_up_status_down_with_the_registry(kctl, kctl_env):
+    r = kctl(
+        "local", "up", "--engine", "tansu", "--port", "0",
+        "--schema-registry", "--registry-port", "0", "-o", "json",
+    )  # fmt: skip
+    try:
+        assert r.code == 0, r
+        doc = json.loads(r.stdout)
+        url = doc["schema_registry"]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/apis/ccompat/v7")
+        assert "Schema Registry (Apicurio Registry 2.6.13.Final) started" in r.stderr
+        assert _get(f"{url}/subjects") == []
+        # the profile it wrote carries the registry, and kctl resolves it from there
+        saved = yaml.safe_load(Path(kctl_env["KCTL_CONFIG"]).read_text())
+        assert saved["profiles"]["local"] == {
+            "bootstrap_servers": doc["bootstrap"],
+            "security_protocol": "PLAINTEXT",
+            "schema_registry": {"url": url},
+        }
+        status = kctl("local", "status", "-o", "json")
+        assert status.code == 0, status
+        reg = json.loads(status.stdout)["schema_registry"]
+        assert reg["running"] and reg["answering"] and reg["url"] == url
+        table = kctl("local", "status", "-o", "plain").stdout
+        assert f"schema_registry\t{url}" in table and "schema_registry_running\ttrue" in table
+        again = kctl("local", "up", "--engine", "tansu", "--schema-registry", "-o", "json")
+        assert again.code == 0 and json.loads(again.stdout)["schema_registry"] == url, again
+        assert "Schema Registry already running" in again.stderr
+    finally:
+        down = kctl("local", "down")
+    assert down.code == 0 and "Schema Registry stopped" in down.stderr, down
+    with pytest.raises(OSError):
+        _get(f"{url}/subjects")
+    assert "schema_registry" not in json.loads(kctl("local", "status", "-o", "json").stdout)
+
+
+def test_a_taken_registry_port_is_one_line_and_starts_nothing(kctl):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        r = kctl(
+            "local", "up", "--engine", "tansu", "--port", "0",
+            "--schema-registry", "--registry-port", str(port),
+        )  # fmt: skip
+    assert r.code == 1 and len(r.stderr.splitlines()) == 1, r
+    assert r.stderr == (
+        f"kctl: error: cannot start the Schema Registry on 127.0.0.1:{port}: the port is in use "
+        "(give another with --registry-port N (0: a free one))\n"
+    )
+    assert kctl("local", "status").code == 1  # the broker was not started either
+
+
+def test_without_java_the_error_names_the_fix(kctl, tmp_path):
+    r = kctl(
+        "local", "up", "--engine", "tansu", "--port", "0", "--schema-registry",
+        env={"PATH": str(tmp_path), "JAVA_HOME": ""},
+    )  # fmt: skip
+    assert r.code == 1 and len(r.stderr.splitlines()) == 1, r
+    assert r.stderr.startswith("kctl: error: Java is not installed (the Schema Registry")
+    assert "openjdk-17" in r.stderr
+    assert kctl("local", "status").code == 1  # nothing was started
+
+
+def test_without_maven_or_cache_the_error_names_the_fix(monkeypatch, tmp_path):
+    monkeypatch.setenv("KCTL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("KCTL_APICURIO_HOME", raising=False)
+    with pytest.raises(KctlError) as exc:
+        registry.locate()
+    assert exc.value.line().startswith(
+        "cannot fetch Apicurio Registry 2.6.13.Final: Maven is not installed (apt-get install maven"
+    )
+
+
+def test_a_home_without_the_app_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setenv("KCTL_APICURIO_HOME", str(tmp_path))
+    with pytest.raises(KctlError) as exc:
+        registry.locate()
+    assert exc.value.line().startswith(f"no Apicurio Registry 2.6.13.Final in {tmp_path}")
+
+
+def test_the_cache_is_used_only_when_complete(monkeypatch, tmp_path):
+    monkeypatch.setenv("KCTL_CACHE_DIR", str(tmp_path))
+    home = tmp_path / "apicurio" / registry.VERSION
+    home.mkdir(parents=True)
+    (home / f"apicurio-registry-app-{registry.VERSION}-runner.jar").write_bytes(b"")
+    assert registry.cached() is None  # half unpacked: no stamp
+    (home / ".complete").write_text(f"{registry.ARTIFACT}\n")
+    app = registry.cached()
+    assert app is not None and app.source == "cache" and app.runner.parent == home
+
+
+def test_the_jvm_binds_loopback_only():
+    app = registry.RegistryApp(registry.VERSION, Path("/x"), "cache")
+    args = registry.java_args("java", app, 18081)
+    assert "-Dquarkus.http.host=127.0.0.1" in args and "-Dquarkus.http.port=18081" in args
+    assert args[-2:] == ["-jar", f"/x/apicurio-registry-app-{registry.VERSION}-runner.jar"]
