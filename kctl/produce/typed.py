@@ -177,11 +177,45 @@ def _version_of(source: SchemaSource, subject: str, schema: Schema, schema_id: i
 class TypedInput:
     """Input lines as records whose key and/or value are encoded with a schema (``value`` and
     ``key``: the encoders, None for a side sent as today). Counts no lines itself: callers pass
-    each line's number (1-based, over all inputs, as produce counts JSON lines)."""
+    each line's number (1-based, over all inputs, as produce counts JSON lines).
 
-    def __init__(self, value: Encode | None, key: Encode | None) -> None:
+    ``messages``: per Protobuf side without ``--{what}-message``, the encoder of another
+    message of the same schema by its full name: a JSON line's ``value_message``/
+    ``key_message`` (what ``kctl consume`` prints beside each Protobuf record) picks the
+    message that line is written as, so a topic holding several messages of one file round-trips.
+    """
+
+    def __init__(
+        self,
+        value: Encode | None,
+        key: Encode | None,
+        messages: dict[str, Callable[[str], Encode]] | None = None,
+    ) -> None:
         self.value = value
         self.key = key
+        self.messages = messages or {}
+        self._by_message: dict[tuple[str, str], Encode] = {}
+
+    def _pick(self, what: str, default: Encode, doc: dict[str, Any], line: int) -> Encode:
+        """The encoder of the message ``doc``'s ``{what}_message`` names, when that side
+        writes Protobuf without a fixed --{what}-message; else ``default``."""
+        make = self.messages.get(what)
+        name = doc.get(f"{what}_message")
+        if make is None or not isinstance(name, str):
+            return default
+        got = self._by_message.get((what, name))
+        if got is None:
+            from kctl.errors import KctlError
+
+            try:
+                got = make(name)
+            except KctlError as exc:
+                raise UsageError(
+                    f"line {line} does not fit the {what} schema",
+                    f"{what}_message {name!r}: {exc.line()}",
+                ) from None
+            self._by_message[(what, name)] = got
+        return got
 
     def _encode(self, encode: Encode, data: Any, what: str, line: int) -> bytes:
         from kctl.schemas.model import EncodeError
@@ -209,10 +243,14 @@ class TypedInput:
         value, key, headers, partition, ts = json_doc_record(plain, line)
         if self.value is not None:
             data = doc.get("value")
-            value = None if data is None else self._encode(self.value, data, "value", line)
+            if data is not None:
+                value = self._encode(
+                    self._pick("value", self.value, doc, line), data, "value", line
+                )
         if self.key is not None:
             data = doc.get("key")
-            key = None if data is None else self._encode(self.key, data, "key", line)
+            if data is not None:
+                key = self._encode(self._pick("key", self.key, doc, line), data, "key", line)
         return value, key, headers, partition, ts
 
     def line_record(
@@ -296,10 +334,18 @@ def build(
     from kctl.schemas import codec
 
     encoders: dict[str, Encode] = {}
+    messages: dict[str, Callable[[str], Encode]] = {}
     resolved: list[Resolved] = []
     for side in sides:
         got = resolve(source, side, topic, strategy, codec.record_name, codec.subject_for)
         encoder = codec.RecordEncoder.for_schema(source, got.registered, message=side.message)
         encoders[side.what] = encoder.encode
+        if side.fmt == "protobuf" and side.message is None:
+            registered = got.registered
+
+            def other(name: str, registered: RegisteredSchema = registered) -> Encode:
+                return codec.RecordEncoder.for_schema(source, registered, message=name).encode
+
+            messages[side.what] = other
         resolved.append(got)
-    return TypedInput(encoders.get("value"), encoders.get("key")), resolved
+    return TypedInput(encoders.get("value"), encoders.get("key"), messages), resolved
