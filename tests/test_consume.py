@@ -378,7 +378,7 @@ def test_offset_beyond_the_end_is_reported(kctl, new_topic, bootstrap):
         (["--group", "g", "--partition", "0"], "--partition cannot be combined with --group"),
         (["--no-commit"], "--no-commit needs --group"),
         (["--isolation", "serializable"], "unknown --isolation 'serializable'"),
-        (["--value-format", "avro"], "unknown --value-format 'avro'"),
+        (["--value-format", "msgpack"], "unknown --value-format 'msgpack'"),
         (["-o", "yaml"], "consume cannot write -o yaml"),
         (["-n", "0"], "--max-messages must be at least 1"),
     ],

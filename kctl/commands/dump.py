@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -15,6 +16,7 @@ EPILOG = example(
     "kctl dump-segment 00000000000000000000.log --deep-iteration --print-data-log -o jsonl",
     "kctl dump-segment __consumer_offsets-7/*.log --offsets-decoder --print-data-log",
     "kctl dump-segment /var/lib/kafka   # summarise every partition of a log dir",
+    "kctl dump-segment orders-0/00000000000000000000.log --value-decoder schema-registry",
 )
 
 
@@ -70,6 +72,17 @@ def dump_segment(
     ),
     key_format: str = typer.Option("text", "--key-format", help="text (or string)|hex|base64"),
     value_format: str = typer.Option("text", "--value-format", help="text (or string)|hex|base64"),
+    value_decoder: str | None = typer.Option(
+        None,
+        "--value-decoder",
+        help="schema-registry (or avro|protobuf|json-schema): values decoded through the "
+        "Schema Registry, printed as compact JSON (implies --print-data-log).",
+    ),
+    key_decoder: str | None = typer.Option(
+        None,
+        "--key-decoder",
+        help="The same for keys (implies --print-data-log).",
+    ),
     verify_index_only: bool = typer.Option(
         False, "--verify-index-only", help="Index files: report mismatches only, no entries."
     ),
@@ -109,6 +122,11 @@ def dump_segment(
             "choose one of --offsets-decoder, --transaction-log-decoder, "
             "--cluster-metadata-decoder, --share-group-state-decoder"
         )
+    typed = value_decoder is not None or key_decoder is not None
+    if typed and sum((*chosen, share_group_state_decoder)):
+        raise UsageError(
+            "--key-decoder/--value-decoder and the internal topics' decoders exclude each other"
+        )
     for p in paths:
         if not p.exists():
             raise KctlError(f"cannot read {p}", "no such file or directory")
@@ -123,17 +141,19 @@ def dump_segment(
         if share_group_state_decoder
         else None
     )
+    payload = _typed_payload(ctx, key_decoder, value_decoder) if typed else None
     out = DumpWriter(
         environment(ctx).output,
         sys.stdout,
-        data=print_data_log or decoder is not None,
+        data=print_data_log or decoder is not None or typed,
         skip_meta=skip_record_metadata,
         key_format=key_format,
         value_format=value_format,
         view=output_view(ctx),
+        typed=typed,
     )
     opts = DumpOptions(
-        deep=deep_iteration or print_data_log or decoder is not None,
+        deep=deep_iteration or print_data_log or decoder is not None or typed,
         max_bytes=max_bytes,
         range=_parse_range(offsets),
         verify_only=verify_index_only,
@@ -141,6 +161,7 @@ def dump_segment(
         strict=strict,
         file_type=file_type,
         decoder=decoder,
+        payload=payload,
         control=not skip_record_metadata,
         json_records=out.fmt in ("json", "jsonl") and not out.data,
         text_records=out.text and not out.data and not skip_record_metadata,
@@ -160,3 +181,28 @@ def dump_segment(
         out.out.flush()
         note(f"kctl: {out.problems} problem(s) found")
         raise typer.Exit(EXIT_FINDINGS)
+    if out.undecoded:
+        out.out.flush()
+        note(f"kctl: warning: {out.undecoded} record(s) could not be decoded")
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _typed_payload(ctx: typer.Context, key_decoder: str | None, value_decoder: str | None) -> Any:
+    """--key-decoder/--value-decoder: the Schema Registry decoders of keys and values (one
+    registry client, its schemas cached for the run)."""
+    from kctl.commands._common import schema_registry
+    from kctl.dump.typed import typed_payload
+    from kctl.errors import UsageError
+    from kctl.schemas.codec import RecordDecoder
+    from kctl.schemas.model import REGISTRY_FORMATS
+
+    for option, name in (("--key-decoder", key_decoder), ("--value-decoder", value_decoder)):
+        if name is not None and name not in REGISTRY_FORMATS:
+            raise UsageError(
+                f"unknown {option} {name!r}", f"expected one of {'|'.join(REGISTRY_FORMATS)}"
+            )
+    client = schema_registry(ctx)
+    return typed_payload(
+        RecordDecoder(client, key_decoder) if key_decoder else None,
+        RecordDecoder(client, value_decoder) if value_decoder else None,
+    )

@@ -28,7 +28,7 @@ def dump(paths: Iterable[Path], opts: DumpOptions) -> Iterator[Any]:
     ``opts.strict`` it stops after the file or directory where the first problem was found."""
     from kctl.dump.segment import payload_decoder
 
-    payload = payload_decoder(opts.decoder)
+    payload = opts.payload or payload_decoder(opts.decoder)
     for p in paths:
         if p.is_dir():
             from kctl.dump.summary import read_dir

@@ -26,6 +26,8 @@ class DumpOptions:
     strict: bool = False  # stop at the first problem
     file_type: str | None = None  # instead of the type found from the name
     decoder: str | None = None  # "offsets" | "txn" | "share" | "metadata": keys/values
+    # Or the command's own (key, value) decoder (kctl.dump.typed: Schema Registry formats).
+    payload: Any = None
     control: bool = True  # decode control records (off with --skip-record-metadata)
     json_records: bool = False  # record metadata only, as JSON text: the fast path may apply
     text_records: bool = False  # record metadata only, as text lines: the fast path may apply

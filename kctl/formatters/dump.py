@@ -166,6 +166,10 @@ def _asdict(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in obj.__slots__}
 
 
+# The fields a Schema Registry decoder adds to a record of -o json/jsonl (kctl.dump.typed).
+TYPED_FIELDS = ("key_schema_id", "key_message", "value_schema_id", "value_message", "error")
+
+
 class DumpWriter:
     """One run's output: the format, the stream, what to show of records, and the problems
     found so far (each one also a line on stderr)."""
@@ -180,9 +184,14 @@ class DumpWriter:
         key_format: str = "text",
         value_format: str = "text",
         view: View | None = None,
+        typed: bool = False,
     ) -> None:
         """``fmt``: -o as given (None: Kafka's text); ``view``: for -o table|csv|yaml, how the
-        collected rows are shown (headers, colour)."""
+        collected rows are shown (headers, colour); ``typed``: records' decoded entries come
+        from :func:`kctl.dump.typed.typed_payload` (Schema Registry formats)."""
+        self.typed = typed
+        self.path: Any = None  # the segment whose records are being written
+        self.undecoded = 0  # records whose key or value did not decode (typed)
         self.fmt = fmt
         self.view = view
         self.out = out
@@ -459,6 +468,7 @@ class DumpWriter:
         tuples (fields ``REC_*``) whose positions index ``data``; ``decoded`` (see
         :class:`kctl.dump.model.Records`) the meanings of control records or the decoded keys and
         values, one per row."""
+        self.path = path
         if self.text:
             self._records_text(b, data, rows, decoded)
         else:
@@ -499,7 +509,15 @@ class DumpWriter:
             if show_data:
                 key_text: str | None
                 value_text: str | None
-                if each is not None:
+                if each is not None and self.typed:
+                    d = next(each)
+                    kp, vp = r[REC_KEY_POS], r[REC_VALUE_POS]
+                    key = None if kl < 0 else bytes(data[kp : kp + kl])
+                    value = None if vl < 0 else bytes(data[vp : vp + vl])
+                    key_text = self._typed_text(d, "key", key, self.key_format)
+                    value_text = self._typed_text(d, "value", value, self.value_format)
+                    self._typed_error(b, r[REC_OFFSET], d)
+                elif each is not None:
                     d = next(each)
                     key_text, value_text = (None, None) if d is None else record_text(d)
                 else:
@@ -548,7 +566,24 @@ class DumpWriter:
                     if c is not None:
                         rec["control"] = c
             if self.data and not b.is_control:
-                if each is not None:
+                if each is not None and self.typed:
+                    d = next(each)
+                    kp, vp = r[REC_KEY_POS], r[REC_VALUE_POS]
+                    key = None if kl < 0 else bytes(data[kp : kp + kl])
+                    value = None if vl < 0 else bytes(data[vp : vp + vl])
+                    for what, raw, how in (
+                        ("key", key, self.key_format),
+                        ("payload", value, self.value_format),
+                    ):
+                        name = "value" if what == "payload" else what
+                        rec[what] = d[name] if name in d else fmt_bytes(raw, how)
+                    for name in TYPED_FIELDS:
+                        if name in d:
+                            rec[name] = d[name]
+                    if headers:
+                        rec["headers"] = {k: fmt_bytes(v, self.value_format) for k, v in headers}
+                    self._typed_error(b, r[REC_OFFSET], d)
+                elif each is not None:
                     d = next(each)
                     if d is not None:
                         rec["key"], rec["payload"] = d["key"], d["value"]
@@ -563,6 +598,20 @@ class DumpWriter:
             recs.append(rec)
         doc["records"] = recs
         self.obj(doc)
+
+    def _typed_text(self, d: dict[str, Any], what: str, raw: bytes | None, how: str) -> str | None:
+        """A key or value of ``--key-decoder``/``--value-decoder schema-registry`` as the line
+        shows it: the decoded data as compact JSON (what a decoder class's string would be), or
+        the bytes as without a decoder where there is no data (no decoder, null, not decoded)."""
+        if what in d:
+            return to_json(d[what], indent=False)
+        return fmt_bytes(raw, how, java=True)
+
+    def _typed_error(self, b: Any, offset: int, d: dict[str, Any]) -> None:
+        """A record whose key or value did not decode: a warning on stderr, counted."""
+        if "error" in d:
+            self.undecoded += 1
+            note(f"kctl: warning: {self.path}: offset {offset}: {d['error']}")
 
     # -- indexes, snapshots, checkpoints -----------------------------------------------------
     def index_sanity_passed(self, path: Any) -> None:

@@ -5,6 +5,12 @@ call. A key or value that cannot be decoded as asked never stops the stream: it 
 base64, with an ``error`` field (jsonl) or a warning on stderr (other formats).
 A closed pipe raises BrokenPipeError, which the CLI turns into a quiet exit 0.
 
+Schema Registry formats (avro, protobuf, json-schema, schema-registry) decode through a codec
+the command hands over (:class:`Typed` around ``kctl.schemas.codec.RecordDecoder``): the value
+is the record's JSON data, with its schema id (and Protobuf message name) beside it; a record
+that does not decode is written raw (base64) with an ``error`` and counted in
+``writer.undecoded`` (the command turns that into a warning and exit 3).
+
 Records are written whole: to a file descriptor in slices that end at record boundaries, so
 that when told to stop (``writer.stopping``, set by a signal handler) while stdout blocks,
 the writer finishes the record it is in the middle of and writes no more of the batch.
@@ -24,7 +30,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
-FORMATS = ("string", "json", "bytes", "base64", "hex")
+# The Schema Registry formats (kctl.schemas.model.REGISTRY_FORMATS): decoded by a codec.
+REGISTRY_FORMATS = ("avro", "protobuf", "json-schema", "schema-registry")
+FORMATS = ("string", "json", "bytes", "base64", "hex", *REGISTRY_FORMATS)
 OUTPUTS = ("jsonl", "json", "table", "plain")
 TIMESTAMP_TYPES = (None, "CreateTime", "LogAppendTime")
 
@@ -70,15 +78,92 @@ DECODERS: dict[str, Decoder] = {
 }
 
 
+def framed_id(data: bytes) -> int | None:
+    """The schema id of bytes in Confluent's wire format (magic 0, a 4-byte id), else None."""
+    if len(data) >= 5 and data[0] == 0:
+        return int.from_bytes(data[1:5], "big")
+    return None
+
+
+class Typed:
+    """Keys or values in a Schema Registry format: ``codec.decode(bytes)`` (a
+    ``kctl.schemas.codec.RecordDecoder``: ``.value``, ``.schema_id``, ``.message``) as a
+    :data:`Decoder`, the last record's schema id and message kept for the writer. Bytes that do
+    not decode (``kctl.schemas.model.DecodeError``) come back as base64 with the reason; a
+    registry that cannot be reached (a KctlError) propagates and ends the run."""
+
+    def __init__(self, codec: Any, fmt: str) -> None:
+        from kctl.schemas.model import DecodeError
+
+        self.codec = codec
+        self.fmt = fmt
+        # Protobuf names the message (schema-registry may meet any type): the field is there
+        self.messages = fmt in ("protobuf", "schema-registry")
+        self.failure = DecodeError
+        self.schema_id: int | None = None
+        self.message: str | None = None
+
+    def __call__(self, data: bytes) -> tuple[Any, str | None]:
+        try:
+            d = self.codec.decode(data)
+        except self.failure as exc:
+            self.schema_id, self.message = framed_id(data), None
+            return _b64(data), self.why(exc)
+        self.schema_id, self.message = d.schema_id, d.message
+        return d.value, None
+
+    def why(self, exc: Exception) -> str:
+        return f"could not be decoded as {self.fmt} ({exc}); shown as base64"
+
+    def many(self, datas: list[bytes | None]) -> list[tuple[Any, str | None, Any, Any]]:
+        """(value, error, schema id, message) of each (all None for a null key/value), decoded
+        in one call of the codec's batch method (``decode_many``: each a result or its
+        DecodeError)."""
+        present = [d for d in datas if d is not None]
+        done = iter(self.codec.decode_many(present))
+        failure = self.failure
+        out: list[tuple[Any, str | None, Any, Any]] = []
+        append = out.append
+        for d in datas:
+            if d is None:
+                append((None, None, None, None))
+                continue
+            r = next(done)
+            if isinstance(r, failure):
+                append((_b64(d), self.why(r), framed_id(d), None))
+            else:
+                append((r.value, None, r.schema_id, r.message))
+        return out
+
+
 class Writer:
     """Base: decoding of keys, values and headers; subclasses render."""
 
-    def __init__(self, out: BinaryIO, key_format: str = "string", value_format: str = "string"):
+    def __init__(
+        self,
+        out: BinaryIO,
+        key_format: str = "string",
+        value_format: str = "string",
+        *,
+        codecs: Callable[[str], Any] | None = None,
+    ):
         self.out = out
         self.key_format = key_format
         self.value_format = value_format
-        self.decode_key = DECODERS[key_format]
-        self.decode_value = DECODERS[value_format]
+        self.key_typed = (
+            Typed(_codec(codecs, key_format), key_format)
+            if key_format in REGISTRY_FORMATS
+            else None
+        )
+        self.value_typed = (
+            Typed(_codec(codecs, value_format), value_format)
+            if value_format in REGISTRY_FORMATS
+            else None
+        )
+        self.decode_key: Decoder = self.key_typed or DECODERS[key_format]
+        self.decode_value: Decoder = self.value_typed or DECODERS[value_format]
+        self.undecoded = 0  # records whose key or value did not decode in a registry format
+        self.failed = False  # the record being written did (set by _text)
         self.warnings = 0
         self.stopping = False  # set from a signal handler: finish the record, write no more
         try:
@@ -155,6 +240,16 @@ class Writer:
                 select.select([], [self.fd], [])
         return count
 
+    def typed_fields(self) -> dict[str, Any]:
+        """The schema ids (and message names) of the record just decoded, as output fields."""
+        fields: dict[str, Any] = {}
+        for name, typed in (("key", self.key_typed), ("value", self.value_typed)):
+            if typed is not None:
+                fields[f"{name}_schema_id"] = typed.schema_id
+                if typed.messages:
+                    fields[f"{name}_message"] = typed.message
+        return fields
+
     def warn(self, msg: Any, what: str, error: str) -> None:
         self.warnings += 1
         sys.stderr.write(
@@ -194,7 +289,86 @@ class JsonLinesWriter(Writer):
             block = jsonl_block(msgs)
             if block is not None:
                 return self.emit_lines(block, len(msgs))
+        if self.key_typed is not None or self.value_typed is not None:
+            return self._write_typed(msgs)
         return self._write(msgs)
+
+    def _write_typed(self, msgs: list[Any]) -> int:
+        """Records whose key or value is in a Schema Registry format: the batch's values (and
+        keys) decoded in one call each, then one object per record with the schema ids."""
+        import orjson
+        from confluent_kafka import Message
+
+        dumps = orjson.dumps
+        opt = orjson.OPT_APPEND_NEWLINE
+        types = TIMESTAMP_TYPES
+        kt, vt = self.key_typed, self.value_typed
+        raw_values = list(map(Message.value, msgs))
+        raw_keys = list(map(Message.key, msgs))
+        values = vt.many(raw_values) if vt is not None else None
+        keys = kt.many(raw_keys) if kt is not None else None
+        decode_key, decode_value = self.decode_key, self.decode_value
+        parts: list[bytes] = []
+        for i, m in enumerate(msgs):
+            errors: dict[str, Any] | None = None
+            failed = False
+            extra: dict[str, Any] = {}
+            if values is not None:
+                value, err, sid, message = values[i]
+                extra["value_schema_id"] = sid
+                if vt is not None and vt.messages:
+                    extra["value_message"] = message
+                if err:
+                    failed = True
+            else:
+                value = raw_values[i]
+                err = None
+                if value is not None:
+                    value, err = decode_value(value)
+            if err:
+                errors = {"value_encoding": "base64", "error": f"value {err}"}
+            if keys is not None:
+                key, err, sid, message = keys[i]
+                extra = (
+                    {"key_schema_id": sid}
+                    | ({"key_message": message} if kt is not None and kt.messages else {})
+                    | extra
+                )
+                if err:
+                    failed = True
+            else:
+                key = raw_keys[i]
+                err = None
+                if key is not None:
+                    key, err = decode_key(key)
+            if err:
+                errors = (errors or {}) | {"key_encoding": "base64"}
+                errors["error"] = f"key {err}"
+            raw_headers = m.headers()
+            headers: list[Any] = []
+            if raw_headers:
+                headers, err = self.headers(raw_headers)
+                if err:
+                    errors = (errors or {}) | {"error": err}
+            tstype, ts = m.timestamp()
+            doc = {
+                "topic": m.topic(),
+                "partition": m.partition(),
+                "offset": m.offset(),
+                "timestamp": ts if tstype else None,
+                "timestamp_type": types[tstype],
+                "key": key,
+                "value": value,
+                "headers": headers,
+                "leader_epoch": m.leader_epoch(),
+                **extra,
+            }
+            if errors:
+                doc.update(errors)
+            if failed:
+                self.undecoded += 1
+            parts.append(dumps(doc, option=opt))
+        return self.emit(parts)
 
     def _write(self, msgs: list[Any]) -> int:
         import orjson
@@ -339,10 +513,14 @@ _second = operator.itemgetter(1)
 
 def _text(writer: Writer, msg: Any, raw: bytes | None, what: str, decode: Decoder) -> str:
     if raw is None:
+        if isinstance(decode, Typed):
+            decode.schema_id = decode.message = None
         return ""
     value, err = decode(raw)
     if err:
         writer.warn(msg, what, err)
+        if isinstance(decode, Typed):
+            writer.failed = True
     if not isinstance(value, str):
         from kctl.formatters import to_json
 
@@ -356,6 +534,12 @@ class PlainWriter(Writer):
     def write(self, msgs: list[Any]) -> int:
         if self.value_format == "bytes":
             parts = [(m.value() or b"") + b"\n" for m in msgs]
+        elif self.value_typed is not None:
+            parts = []
+            for m in msgs:
+                self.failed = False
+                parts.append(_text(self, m, m.value(), "value", self.decode_value).encode() + b"\n")
+                self.undecoded += self.failed
         else:
             parts = [
                 _text(self, m, m.value(), "value", self.decode_value).encode() + b"\n" for m in msgs
@@ -365,7 +549,9 @@ class PlainWriter(Writer):
 
 class TemplateWriter(Writer):
     """``--template '{partition}:{offset} {key}={value}'``: Python format fields topic,
-    partition, offset, timestamp, timestamp_type, key, value, headers, leader_epoch."""
+    partition, offset, timestamp, timestamp_type, key, value, headers, leader_epoch, and for the
+    Schema Registry formats key_schema_id, value_schema_id, key_message, value_message (empty
+    when there is none)."""
 
     FIELDS = (
         "topic",
@@ -377,10 +563,22 @@ class TemplateWriter(Writer):
         "value",
         "headers",
         "leader_epoch",
+        "key_schema_id",
+        "value_schema_id",
+        "key_message",
+        "value_message",
     )
 
-    def __init__(self, out: BinaryIO, template: str, key_format: str, value_format: str):
-        super().__init__(out, key_format, value_format)
+    def __init__(
+        self,
+        out: BinaryIO,
+        template: str,
+        key_format: str,
+        value_format: str,
+        *,
+        codecs: Callable[[str], Any] | None = None,
+    ):
+        super().__init__(out, key_format, value_format, codecs=codecs)
         self.template = template.replace("\\t", "\t").replace("\\n", "\n")
         self.check()
 
@@ -408,6 +606,7 @@ class TemplateWriter(Writer):
         # conversions ({offset!z}) fail here, before anything is read.
         sample = dict.fromkeys(self.FIELDS, "x") | {
             "partition": 0, "offset": 0, "timestamp": 0, "leader_epoch": 0,
+            "key_schema_id": 0, "value_schema_id": 0,
         }  # fmt: skip
         try:
             self.template.format(**sample)
@@ -421,6 +620,7 @@ class TemplateWriter(Writer):
             headers, err = self.headers(m.headers())
             if err:
                 self.warn(m, "", err)
+            self.failed = False
             fields = {
                 "topic": m.topic(),
                 "partition": m.partition(),
@@ -431,7 +631,15 @@ class TemplateWriter(Writer):
                 "value": _text(self, m, m.value(), "value", self.decode_value),
                 "headers": ",".join(f"{k}={v if v is not None else ''}" for k, v in headers),
                 "leader_epoch": m.leader_epoch() if m.leader_epoch() is not None else "",
+                "key_schema_id": "",
+                "value_schema_id": "",
+                "key_message": "",
+                "value_message": "",
             }
+            for name, found in self.typed_fields().items():
+                if found is not None:
+                    fields[name] = found
+            self.undecoded += self.failed
             parts.append((self.template.format_map(fields) + "\n").encode())
         return self.emit(parts)
 
@@ -444,9 +652,16 @@ class TableWriter(Writer):
     """Aligned columns for people; the header once (unless --no-headers)."""
 
     def __init__(
-        self, out: BinaryIO, key_format: str, value_format: str, *, headers: bool, topic: bool
+        self,
+        out: BinaryIO,
+        key_format: str,
+        value_format: str,
+        *,
+        headers: bool,
+        topic: bool,
+        codecs: Callable[[str], Any] | None = None,
     ):
-        super().__init__(out, key_format, value_format)
+        super().__init__(out, key_format, value_format, codecs=codecs)
         self.show_topic = topic
         self.pending_header = headers
 
@@ -475,8 +690,10 @@ class TableWriter(Writer):
                 if tstype
                 else ""
             )
+            self.failed = False
             key = self._cell(m, m.key(), "key", self.decode_key)
             value = self._cell(m, m.value(), "value", self.decode_value)
+            self.undecoded += self.failed
             cells = [m.topic()] if self.show_topic else []
             cells += [str(m.partition()), str(m.offset()), when, key, value]
             lines.append((self._row(cells) + "\n").encode())
@@ -497,18 +714,33 @@ def make_writer(
     value_format: str,
     headers: bool = True,
     many_topics: bool = False,
+    codecs: Callable[[str], Any] | None = None,
 ) -> Writer:
+    """The writer of ``output``; ``codecs(fmt)`` makes the decoder of a Schema Registry format
+    (called only when one is asked for: the registry is not contacted otherwise)."""
     from kctl.errors import UsageError
     from kctl.parsing import payload_format
 
     key_format = payload_format(key_format, "--key-format", FORMATS)
     value_format = payload_format(value_format, "--value-format", FORMATS)
     if template is not None:
-        return TemplateWriter(out, template, key_format, value_format)
+        return TemplateWriter(out, template, key_format, value_format, codecs=codecs)
+    if output not in ("jsonl", "json", "plain", "table"):
+        raise UsageError(
+            f"consume cannot write -o {output}", "use jsonl, table, plain or --template"
+        )
     if output in ("jsonl", "json"):
-        return JsonLinesWriter(out, key_format, value_format)
+        return JsonLinesWriter(out, key_format, value_format, codecs=codecs)
     if output == "plain":
-        return PlainWriter(out, key_format, value_format)
-    if output == "table":
-        return TableWriter(out, key_format, value_format, headers=headers, topic=many_topics)
-    raise UsageError(f"consume cannot write -o {output}", "use jsonl, table, plain or --template")
+        return PlainWriter(out, key_format, value_format, codecs=codecs)
+    return TableWriter(
+        out, key_format, value_format, headers=headers, topic=many_topics, codecs=codecs
+    )
+
+
+def _codec(codecs: Callable[[str], Any] | None, fmt: str) -> Any:
+    if codecs is None:
+        from kctl.errors import UsageError
+
+        raise UsageError(f"{fmt} needs a Schema Registry")
+    return codecs(fmt)
