@@ -341,28 +341,14 @@ class _RenderCompiler:
         return result
 
     def _record(self, schema: dict[str, Any], namespace: str | None) -> Render | None:
-        conv = []
+        conv: list[tuple[str, Render]] = []
         for field in schema.get("fields", ()):
             f = self.compile(field.get("type"), namespace)
             if f is not None:
                 conv.append((field["name"], f))
         if not conv:
             return None
-        if len(conv) == 1:
-            ((name, f),) = conv
-
-            def one(v: dict[str, Any]) -> dict[str, Any]:
-                v[name] = f(v[name])
-                return v
-
-            return one
-
-        def render(v: dict[str, Any]) -> dict[str, Any]:
-            for name, f in conv:
-                v[name] = f(v[name])
-            return v
-
-        return render
+        return _record_renderer(conv)
 
     def _union(self, branches: list[Any], namespace: str | None) -> Render | None:
         others = [
@@ -419,6 +405,27 @@ class _RenderCompiler:
             if isinstance(kind, str | dict | list) and kind not in ("array", "map"):
                 return self._is_named(kind, namespace)
         return False
+
+
+def _record_renderer(conv: list[tuple[str, Render]]) -> Render:
+    """One function that renders a record's fields that need it, generated as straight-line
+    code (one statement per field: no loop, no call for a finite float)."""
+    lines = ["def render(v):"]
+    env: dict[str, Any] = {}
+    for i, (name, f) in enumerate(conv):
+        key = repr(name)
+        if f is _render_float:
+            # x - x is 0.0 for a finite float, NaN for NaN and the infinities.
+            lines.append(f"    x = v[{key}]")
+            lines.append(f"    if x - x != 0.0: v[{key}] = _rf(x)")
+            env["_rf"] = f
+        else:
+            env[f"_f{i}"] = f
+            lines.append(f"    v[{key}] = _f{i}(v[{key}])")
+    lines.append("    return v")
+    exec("\n".join(lines), env)  # generated from field names through repr() only
+    render: Render = env["render"]
+    return render
 
 
 # The Python type fastavro returns for a union branch, by the branch's underlying type: int and
@@ -614,7 +621,60 @@ def _time_conv(per_second: int, digits: int, base: str) -> Convert:
     return conv
 
 
+_day_cache: dict[str, int | None] = {}
+
+
+def _day_number(text: str) -> int | None:
+    """Days since 1970-01-01 of "YYYY-MM-DD", None when it is not a date (cached)."""
+    if text in _day_cache:
+        return _day_cache[text]
+    found: int | None = None
+    m = _DATE.match(text)
+    if m:
+        try:
+            found = datetime.date(*map(int, m.groups())).toordinal() - _EPOCH_ORDINAL
+        except ValueError:
+            found = None
+    if len(_day_cache) > 4096:
+        _day_cache.clear()
+    _day_cache[text] = found
+    return found
+
+
 def _timestamp_conv(per_second: int, digits: int, zone: str) -> Convert:
+    general = _timestamp_general(per_second, digits, zone)
+    # The canonical rendering ("2024-01-02T03:04:05.678Z"): one int() of its time digits.
+    size = 20 + digits + len(zone)
+    scale = 10**digits
+
+    def conv(v: Any) -> Any:
+        if (
+            v.__class__ is str
+            and len(v) == size
+            and v[10] == "T"
+            and v[13] == ":"
+            and v[16] == ":"
+            and v[19] == "."
+            and v.endswith(zone)
+        ):
+            clock = v[11:13] + v[14:16] + v[17:19] + v[20 : 20 + digits]
+            day = _day_number(v[:10])
+            if day is not None and clock.isascii() and clock.isdigit():
+                n = int(clock)
+                frac = n % scale
+                n //= scale
+                sec = n % 100
+                n //= 100
+                minute = n % 100
+                hour = n // 100
+                if hour < 24 and minute < 60 and sec < 60:
+                    return (day * _DAY + hour * 3600 + minute * 60 + sec) * per_second + frac
+        return general(v)
+
+    return conv
+
+
+def _timestamp_general(per_second: int, digits: int, zone: str) -> Convert:
     def conv(v: Any) -> Any:
         if type(v) is int:
             if not _INT64[0] <= v <= _INT64[1]:
@@ -833,7 +893,7 @@ class _EncodeCompiler:
                 raise miss
             return out
 
-        return record
+        return _record_fast_path(fields, record)
 
     def _nullable(self, schema: Any) -> bool:
         return isinstance(schema, list) and any(b == "null" for b in schema)
@@ -884,6 +944,42 @@ def _bare_ok(conv: Convert, v: Any) -> bool:
     return True
 
 
+def _record_fast_path(fields: list[tuple[str, Convert, Any]], slow: Convert) -> Convert:
+    """The record converter as straight-line code for the common input: an object with every
+    field and nothing else, the plain fields (ints, longs, strings, booleans) checked inline.
+    Anything else (a missing or extra field, a value that does not fit) goes to ``slow``,
+    which converts it field by field and names the field that does not fit."""
+    count = len(fields)
+    env: dict[str, Any] = {"_slow": slow, "_Miss": _Miss}
+    lines = ["def record(v):", f"    if v.__class__ is not dict or len(v) != {count}:"]
+    lines.append("        return _slow(v)")
+    lines.append("    try:")
+    items = []
+    for i, (name, _conv, _) in enumerate(fields):
+        lines.append(f"        x{i} = v[{name!r}]")
+    lines.append("    except KeyError:")
+    lines.append("        return _slow(v)")
+    checks = []
+    for i, (name, conv, _) in enumerate(fields):
+        inline = _INLINE.get(conv)
+        if inline is not None:
+            checks.append(inline.format(x=f"x{i}"))
+            items.append(f"{name!r}: x{i}")
+        else:
+            env[f"_c{i}"] = conv
+            items.append(f"{name!r}: _c{i}(x{i})")
+    if checks:
+        lines.append("    if not (" + " and ".join(checks) + "):")
+        lines.append("        return _slow(v)")
+    lines.append("    try:")
+    lines.append("        return {" + ", ".join(items) + "}")
+    lines.append("    except _Miss:")
+    lines.append("        return _slow(v)")
+    exec("\n".join(lines), env)  # generated from field names through repr() only
+    record: Convert = env["record"]
+    return record
+
+
 _PRIMITIVE_CONV: dict[str, Convert] = {
     "null": _conv_null,
     "boolean": _conv_bool,
@@ -893,6 +989,18 @@ _PRIMITIVE_CONV: dict[str, Convert] = {
     "double": _float_conv(False),
     "bytes": _bytes_value,
     "string": _conv_string,
+}
+
+
+# Inline checks of the record fast path, by converter: a plain value goes to fastavro as is.
+_INLINE: dict[Convert, str] = {
+    _PRIMITIVE_CONV["boolean"]: "{x}.__class__ is bool",
+    _PRIMITIVE_CONV["int"]: "({x}.__class__ is int and -2147483648 <= {x} <= 2147483647)",
+    _PRIMITIVE_CONV["long"]: (
+        "({x}.__class__ is int and -9223372036854775808 <= {x} <= 9223372036854775807)"
+    ),
+    _PRIMITIVE_CONV["string"]: "{x}.__class__ is str",
+    _PRIMITIVE_CONV["null"]: "{x} is None",
 }
 
 
@@ -946,8 +1054,8 @@ class AvroCodec:
             value = self._reader(fo, self._parsed, None, return_named_type=True)
         except Exception as exc:  # EOFError, UnicodeDecodeError, IndexError, ...
             raise DecodeError(f"the Avro payload does not fit the schema ({_why(exc)})") from None
-        left = len(data) - fo.tell()
-        if left:
+        if fo.tell() != len(data):
+            left = len(data) - fo.tell()
             raise DecodeError(f"the Avro payload does not fit the schema ({left} bytes left over)")
         render = self._render
         return value if render is None else render(value)

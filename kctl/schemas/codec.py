@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kctl.errors import KctlError, NotFoundError
 from kctl.schemas import wire
@@ -33,10 +32,9 @@ from kctl.schemas.model import (
 _TYPE_WORDS = {AVRO: "Avro", PROTOBUF: "Protobuf", JSON: "JSON Schema"}
 
 
-@dataclass(frozen=True)
-class Decoded:
+class Decoded(NamedTuple):
     """One decoded key or value: JSON data, the schema id it was written with and, for
-    Protobuf, the message's full name."""
+    Protobuf, the message's full name (a tuple: cheap to make once per record)."""
 
     value: Any
     schema_id: int
@@ -153,10 +151,16 @@ class RecordDecoder:
         registry that cannot be reached raises its KctlError."""
         if data is None:
             raise DecodeError("no value (null)")
-        schema_id, offset = wire.parse(data)
-        compiled = self.compiled(schema_id)
-        if compiled.avro is not None:
-            return Decoded(compiled.avro.decode(data, offset), schema_id, None, AVRO)
+        if len(data) >= 5 and data[0] == 0:
+            schema_id = int.from_bytes(data[1:5], "big", signed=True)
+            offset = 5
+        else:
+            schema_id, offset = wire.parse(data)  # raises the reason
+        found = self._by_id.get(schema_id)
+        compiled = found if isinstance(found, _Compiled) else self.compiled(schema_id)
+        avro = compiled.avro
+        if avro is not None:
+            return Decoded(avro.decode(data, offset), schema_id, None, AVRO)
         if compiled.proto is not None:
             path, offset = wire.read_indexes(data, offset)
             codec = compiled.proto_codec(path)
