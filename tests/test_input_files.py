@@ -20,6 +20,7 @@ import pytest
 from conftest import kctl_environment
 
 from kctl import inputs
+from kctl.commands.schemas import SCHEMA_FILE
 from kctl.errors import KctlError, UsageError
 
 NOWHERE = "127.0.0.1:1"
@@ -52,6 +53,8 @@ INPUT_FILES: dict[tuple[str, str], tuple[list[str], inputs.Kind]] = {
     ("tokens expire", "--hmac-file"): (["--hmac-file", "{}", "--yes"], inputs.SECRET),
     ("users set-password", "--password-file"): (["u", "--password-file", "{}"], inputs.SECRET),
     ("", "--command-config"): (["--command-config", "{}", "topics", "list"], inputs.PROPERTIES),
+    ("schemas register", "path"): (["s", "{}", "--type", "avro"], SCHEMA_FILE),
+    ("schemas check", "path"): (["s", "{}", "--type", "avro"], SCHEMA_FILE),
 }
 # Found in the tree but not an input file kctl reads whole, each with why.
 NOT_INPUT_FILES = {
@@ -74,6 +77,9 @@ NOT_INPUT_FILES = {
     ("quorum add-controller", "--directory-id"): "an id, not a path",
     ("quorum remove-controller", "--directory-id"): "an id, not a path",
     ("partitions move-dir", "--to-dir"): "a broker's log dir, not read by kctl",
+    ("schemas export", "directory"): "an output directory",
+    ("schemas import", "directory"): "a directory: its index.json and schema files read through "
+    "kctl.inputs (test_schemas_cli)",
     ("", "--profile"): "a profile's name",
     ("local up", "--admin-profile"): "a profile's name",
 }

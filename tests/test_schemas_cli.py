@@ -281,7 +281,7 @@ def test_keep_ids_where_the_registry_has_no_import_mode(
         (("delete", "x:0", "--yes"), 2, "is not a version"),
         (
             ("register", "x", "/nonexistent/o.avsc"),
-            2,
+            1,
             "cannot read schema file /nonexistent/o.avsc",
         ),
         (("register", "x", "o.avsc", "--reference", "foo"), 2, "is not NAME=SUBJECT:VERSION"),

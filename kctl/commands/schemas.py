@@ -11,6 +11,7 @@ import typer
 
 from kctl.commands._common import confirm, example, note, output_view, schema_registry
 from kctl.formatters import Output, cols, emit
+from kctl.inputs import Kind, MiB
 
 if TYPE_CHECKING:
     from kctl.registry.client import RegistryClient
@@ -66,14 +67,20 @@ def parse_reference(item: str) -> Reference:
     return Reference(name, subject, 0 if version == "latest" else int(version))
 
 
-def read_schema(path: Path, kind: str | None, refs: list[str], client: RegistryClient) -> Schema:
-    """The schema in ``path``: its type from ``--type`` or the extension, references resolved
-    (``latest`` -> that subject's latest version number)."""
-    from kctl.errors import UsageError
-    from kctl.inputs import Kind, read_input
-    from kctl.registry.client import schema_type
-    from kctl.schemas.model import Reference, Schema
+SCHEMA_FILE = Kind("schema", 16 * MiB)  # register/check FILE (as produce's --value-schema)
+INDEX_FILE = Kind("export index", 256 * MiB)  # import DIR/index.json
 
+
+def read_schema(path: Path, kind: str | None, refs: list[str]) -> Schema:
+    """The schema in ``path``: its type from ``--type`` or the extension; the references as
+    given (a version 0 stands for ``latest``: :func:`resolve_references`). Read before the
+    registry is asked anything."""
+    from kctl.errors import UsageError
+    from kctl.inputs import read_input
+    from kctl.registry.client import schema_type
+    from kctl.schemas.model import Schema
+
+    references = tuple(parse_reference(item) for item in refs)
     if kind is not None:
         stype = schema_type(kind)
     else:
@@ -84,15 +91,25 @@ def read_schema(path: Path, kind: str | None, refs: list[str], client: RegistryC
                 "name it .avsc, .proto or .json, or give --type avro|protobuf|json",
             )
         stype = found
-    text = read_input(path, "schema file", Kind("schema", 16 << 20), error=UsageError)
-    references = []
-    for item in refs:
-        ref = parse_reference(item)
-        if ref.version == 0:
-            latest = client.subject_version(ref.subject)
-            ref = Reference(ref.name, ref.subject, latest.version or 0)
-        references.append(ref)
-    return Schema(stype, text, tuple(references))
+    text = read_input(path, "schema file", SCHEMA_FILE)
+    return Schema(stype, text, references)
+
+
+def resolve_references(schema: Schema, client: RegistryClient) -> Schema:
+    """``latest`` references (version 0) as the version numbers the registry stores."""
+    from dataclasses import replace
+
+    from kctl.schemas.model import Reference
+
+    if all(r.version for r in schema.references):
+        return schema
+    refs = tuple(
+        r
+        if r.version
+        else Reference(r.name, r.subject, client.subject_version(r.subject).version or 0)
+        for r in schema.references
+    )
+    return replace(schema, references=refs)
 
 
 def refs_text(refs: tuple[Reference, ...] | list[Reference]) -> str:
@@ -309,8 +326,9 @@ def register(
 ) -> None:
     """Register the schema in FILE under SUBJECT: its id on stdout (the same id and version
     when the subject already holds it), the registry's answer on stderr."""
+    schema = read_schema(path, kind, references)
     client = schema_registry(ctx)
-    schema = read_schema(path, kind, references, client)
+    schema = resolve_references(schema, client)
     from kctl.errors import KctlError
 
     schema_id = client.register(subject, schema)
@@ -359,8 +377,9 @@ def check(
 
     if all_versions and version is not None:
         raise UsageError("give --all or --version, not both")
+    schema = read_schema(path, kind, references)
     client = schema_registry(ctx)
-    schema = read_schema(path, kind, references, client)
+    schema = resolve_references(schema, client)
     if all_versions:
         targets: list[int | str] = list(client.versions(subject))
     else:
@@ -613,11 +632,10 @@ def import_(
     import json
 
     from kctl.errors import KctlError, UsageError
-    from kctl.inputs import Kind, read_input
+    from kctl.inputs import read_input
     from kctl.schemas.model import Reference, Schema
 
-    text = read_input(directory / INDEX, "export index", Kind("export index", 256 << 20),
-                      error=UsageError)  # fmt: skip
+    text = read_input(directory / INDEX, "export index", INDEX_FILE)
     try:
         index = json.loads(text)
         if not isinstance(index, dict) or index.get("format") != EXPORT_FORMAT:
@@ -655,8 +673,7 @@ def import_(
                 file = directory / str(entry["file"])
             except (KeyError, TypeError, ValueError) as exc:
                 raise UsageError(f"{directory / INDEX}: a malformed entry", repr(exc)) from None
-            schema = Schema(stype, read_input(file, "schema file", Kind("schema", 16 << 20),
-                                              error=UsageError), refs)  # fmt: skip
+            schema = Schema(stype, read_input(file, "schema file", SCHEMA_FILE), refs)
             new_id = client.register(
                 subject,
                 schema,
