@@ -401,3 +401,58 @@ def test_a_registry_restarted_under_a_running_follow(kctl_env, new_topic, bootst
             proc.terminate()
             proc.wait(20)
         registry.stop(state)
+
+
+def test_the_batch_way_writes_the_same_bytes_as_record_by_record(
+    new_topic, bootstrap, schema_registry, monkeypatch
+):
+    """JsonLinesWriter's one-``%``-per-batch way for decoded values (kctl.formatters.stream
+    _typed_block) against its record-by-record objects, on records read from the broker:
+    keys present, absent and needing escapes, a tombstone, Protobuf's message field."""
+    import io
+
+    from confluent_kafka import Consumer, TopicPartition
+
+    from kctl.formatters import stream
+    from kctl.registry.client import RegistryClient
+    from kctl.schemas.codec import RecordDecoder
+
+    topic = new_topic(partitions=1)
+    data = avro_bytes(schema_registry, topic, AVRO_V1, [
+        {"id": i, "qty": i, "sku": f'q"\\{i}\n', "note": None if i % 2 else "é",
+         "created": CREATED_MS + i} for i in range(5)
+    ])  # fmt: skip
+    produce_raw(bootstrap, topic, [(b"k\t0", data[0]), (None, data[1]), (b"k2", None),
+                                   ("ключ".encode(), data[2]), (b"", data[3])])  # fmt: skip
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("g"),
+                  "enable.auto.commit": False})  # fmt: skip
+    c.assign([TopicPartition(topic, 0, 0)])
+    msgs: list[Any] = []
+    while len(msgs) < 5:
+        msgs += [m for m in c.consume(10, 5.0) if not m.error()]
+    c.close()
+    client = RegistryClient(schema_registry)
+    outputs = []
+    made: list[bytes | None] = []
+    real = stream._typed_block
+    for fmt in ("avro", "schema-registry"):
+        for batch_way in (True, False):
+            if batch_way:  # it must have taken the batch way
+                monkeypatch.setattr(
+                    stream, "_typed_block", lambda *a: made.append(real(*a)) or made[-1]
+                )
+            else:
+                monkeypatch.setattr(stream, "_typed_block", lambda *a: None)
+            out = io.BytesIO()
+            w = stream.JsonLinesWriter(
+                out, "string", fmt, codecs=lambda f: RecordDecoder(client, f)
+            )
+            assert w.write(msgs) == 5
+            outputs.append(out.getvalue())
+            monkeypatch.undo()
+    assert len(made) == 2 and None not in made
+    assert outputs[0] == outputs[1] and outputs[2] == outputs[3]
+    assert b'"value_message":null' in outputs[2] and b"value_message" not in outputs[0]
+    docs = [json.loads(x) for x in outputs[0].splitlines()]
+    assert [d["key"] for d in docs] == ["k\t0", None, "k2", "ключ", ""]
+    assert docs[2]["value"] is None and docs[2]["value_schema_id"] is None
