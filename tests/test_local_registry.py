@@ -195,3 +195,71 @@ def test_the_jvm_binds_loopback_only():
     args = registry.java_args("java", app, 18081)
     assert "-Dquarkus.http.host=127.0.0.1" in args and "-Dquarkus.http.port=18081" in args
     assert args[-2:] == ["-jar", f"/x/apicurio-registry-app-{registry.VERSION}-runner.jar"]
+
+
+@pytest.fixture(scope="module")
+def auth_registry(tmp_path_factory: pytest.TempPathFactory):
+    """A registry that requires HTTP basic auth, Apicurio's own way: user:password exchanged
+    for a token at an OpenID Connect server (a minimal one on loopback, tests/oidc_server.py,
+    stands in for Keycloak) with the client-credentials grant."""
+    from oidc_server import OidcServer
+
+    oidc = OidcServer({"alice": "s3cret"}).start()
+    state = tmp_path_factory.mktemp("auth-registry")
+    try:
+        info = registry.start(
+            state, port=registry.free_port(), extra_properties=registry.basic_auth_properties(
+                oidc.issuer
+            )
+        )  # fmt: skip
+        yield info.url, oidc
+    finally:
+        registry.stop(state)
+        oidc.stop()
+
+
+def test_basic_auth_with_the_right_user_info_works(auth_registry, kctl, kctl_env, monkeypatch):
+    from kctl.registry.client import RegistryClient
+
+    url, oidc = auth_registry
+    with RegistryClient(url, user_info="alice:s3cret") as client:
+        subject = f"auth-{uuid.uuid4().hex[:8]}-value"
+        from kctl.schemas.model import AVRO as AVRO_TYPE
+        from kctl.schemas.model import Schema
+
+        client.register(subject, Schema(AVRO_TYPE, AVRO))
+        assert subject in client.subjects()
+    assert oidc.granted >= 1
+    # through kctl: a profile whose basic_auth_user_info is an env: reference
+    config = Path(kctl_env["KCTL_CONFIG"])
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "current_profile": "reg",
+                "profiles": {
+                    "reg": {"schema_registry": {"url": url, "basic_auth_user_info": "env:SR_AUTH"}}
+                },
+            }
+        )
+    )
+    config.chmod(0o600)
+    r = kctl("schemas", "list", "-o", "json", env={"SR_AUTH": "alice:s3cret"})
+    assert r.code == 0 and subject in json.loads(r.stdout)[0].values(), r
+    # the user info in the URL given with --schema-registry
+    host = url.removeprefix("http://")
+    r = kctl("--schema-registry", f"http://alice:s3cret@{host}", "schemas", "list", "-o", "name")
+    assert r.code == 0 and subject in r.stdout.split(), r
+
+
+def test_basic_auth_without_or_with_a_wrong_password_is_one_line(auth_registry, kctl):
+    url, oidc = auth_registry
+    refused = oidc.refused
+    host = url.removeprefix("http://")
+    r = kctl("--schema-registry", f"http://alice:wrong@{host}", "schemas", "list")
+    assert r.code == 1 and len(r.stderr.splitlines()) == 1, r
+    assert r.stderr.startswith(f"kctl: error: the schema registry at {url} denied GET"), r
+    assert "HTTP 401" in r.stderr, r
+    assert "wrong" not in r.stderr  # the password is never shown
+    assert oidc.refused > refused  # the registry asked the OIDC server, which said no
+    r = kctl("--schema-registry", url, "schemas", "list")  # no credentials
+    assert r.code == 1 and len(r.stderr.splitlines()) == 1 and "HTTP 401" in r.stderr, r

@@ -156,12 +156,13 @@ def _from_block(
 ) -> RegistrySettings:
     from kctl import config
 
-    secret = config.resolve_secret(
-        block.basic_auth_user_info, f"{where} schema_registry.basic_auth_user_info"
-    )
+    if user_info is None:  # user:password@ in the URL given wins over the profile's
+        user_info = config.resolve_secret(
+            block.basic_auth_user_info, f"{where} schema_registry.basic_auth_user_info"
+        )
     return RegistrySettings(
         url=url or _split_user_info(block.url)[0],
-        user_info=secret if secret is not None else user_info,
+        user_info=user_info,
         ca_file=block.ca_file,
         cert_file=block.cert_file,
         key_file=block.key_file,

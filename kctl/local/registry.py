@@ -217,6 +217,22 @@ def require_java() -> str:
     return java
 
 
+def basic_auth_properties(issuer: str, token_endpoint: str | None = None) -> dict[str, str]:
+    """``extra_properties`` for :func:`start` that make the registry require HTTP basic auth,
+    Apicurio's own way: each ``user:password`` is exchanged for a token at the OpenID Connect
+    server ``issuer`` (a Keycloak realm's URL, ``http://HOST:PORT/realms/NAME``) with the
+    client-credentials grant (user = client id, password = its secret); no credentials, or ones
+    the OIDC server refuses, get 401. Apicurio 2.6 has no user list of its own (Quarkus's
+    embedded users are not in its build)."""
+    return {
+        "registry.auth.enabled": "true",
+        "registry.auth.basic-auth-client-credentials.enabled": "true",
+        "quarkus.oidc.auth-server-url": issuer,
+        "registry.auth.token.endpoint": token_endpoint
+        or f"{issuer.rstrip('/')}/protocol/openid-connect/token",
+    }
+
+
 # --- the process ------------------------------------------------------------------------------
 
 
