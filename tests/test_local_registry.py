@@ -263,3 +263,57 @@ def test_basic_auth_without_or_with_a_wrong_password_is_one_line(auth_registry, 
     assert oidc.refused > refused  # the registry asked the OIDC server, which said no
     r = kctl("--schema-registry", url, "schemas", "list")  # no credentials
     assert r.code == 1 and len(r.stderr.splitlines()) == 1 and "HTTP 401" in r.stderr, r
+
+
+def test_maven_resolves_and_unpacks_into_the_cache_once(monkeypatch, tmp_path):
+    """From ~/.m2 (the install step's `local fetch --schema-registry` put the tar.gz there)."""
+    monkeypatch.setenv("KCTL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("KCTL_APICURIO_HOME", raising=False)
+    said: list[str] = []
+    app = registry.locate(said.append)
+    assert app.source == "maven" and app.runner.is_file() and (app.home / "lib").is_dir()
+    assert said == [
+        f"resolving Apicurio Registry {registry.VERSION} ({registry.ARTIFACT}) with mvn"
+    ]
+    assert (app.home / ".complete").read_text() == f"{registry.ARTIFACT}\n"
+    assert [p.name for p in (tmp_path / "apicurio").iterdir()] == [registry.VERSION]  # no leftovers
+    again = registry.locate(said.append)
+    assert again.source == "cache" and again.home == app.home and len(said) == 1
+
+
+def test_local_fetch_with_the_registry(kctl):
+    r = kctl("local", "fetch", "--schema-registry", "-o", "json", timeout=600)
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)["schema_registry"]
+    assert doc["version"] == registry.VERSION and Path(doc["runner"]).is_file()
+    assert doc["source"] in ("cache", "maven", "apicurio-home")
+    assert f"Apicurio Registry {registry.VERSION}: " in r.stderr
+
+
+def test_the_profile_up_writes(monkeypatch, tmp_path):
+    """A secured cluster's admin profile keeps its settings and gains the registry; a plaintext
+    cluster's 'local' is written anew; the current profile is set only when there is none."""
+    from kctl import config
+    from kctl.commands.local import _registry_profile
+
+    path = tmp_path / "cfg" / "config.yaml"
+    monkeypatch.setenv("KCTL_CONFIG", str(path))
+    admin = {"bootstrap_servers": "127.0.0.1:9092", "security_protocol": "SASL_SSL",
+             "sasl": {"mechanism": "SCRAM-SHA-512", "username": "admin", "password": "file:/pw"}}  # fmt: skip
+    with config.edit() as pfile:
+        pfile.profiles["local-admin"] = config.profile_from_dict("local-admin", admin, "t")
+        pfile.profiles["local"] = config.profile_from_dict(
+            "local", {"bootstrap_servers": "x:1"}, "t"
+        )
+        pfile.current = "local-admin"
+    url = "http://127.0.0.1:8081/apis/ccompat/v7"
+    assert _registry_profile("local-admin", "127.0.0.1:9092", url) == "local-admin"
+    _registry_profile("local", "127.0.0.1:19092", url)
+    saved = config.load()
+    assert saved.current == "local-admin"
+    assert saved.profiles["local-admin"].to_dict() == {**admin, "schema_registry": {"url": url}}
+    assert saved.profiles["local"].to_dict() == {
+        "bootstrap_servers": "127.0.0.1:19092",
+        "security_protocol": "PLAINTEXT",
+        "schema_registry": {"url": url},
+    }
