@@ -732,3 +732,35 @@ def _strip_logical(t: Any) -> Any:
         rest = {k: v for k, v in t.items() if k not in ("logicalType", "precision", "scale")}
         return rest if rest.get("type") == "fixed" else rest["type"]
     return t
+
+
+@pytest.mark.parametrize("main_form", ["text", "descriptor"])
+@pytest.mark.parametrize("ref_form", ["text", "descriptor"])
+def test_protobuf_text_and_descriptor_forms_mix(
+    pb: tuple[ModuleType, ModuleType], main_form: str, ref_form: str
+) -> None:
+    """A schema and its reference each as .proto text or as a base64 FileDescriptorProto (a
+    registry may hold either): the same messages."""
+    from kctl.schemas.protobuf import ProtobufCodec, ProtobufSchema
+
+    order_pb2, common_pb2 = pb
+    forms = {
+        "order": {
+            "text": (DATA / "order.proto").read_text(),
+            "descriptor": base64.b64encode(order_pb2.DESCRIPTOR.serialized_pb).decode(),
+        },
+        "common": {
+            "text": (DATA / "common.proto").read_text(),
+            "descriptor": base64.b64encode(common_pb2.DESCRIPTOR.serialized_pb).decode(),
+        },
+    }
+    schema = ProtobufSchema(
+        forms["order"][main_form], [("common.proto", forms["common"][ref_form])]
+    )
+    assert schema.message_path("Order.Line") == [1, 0]
+    assert schema.message_path("kctl.test.Header") == [0]
+    codec = ProtobufCodec(schema, [1, 0])
+    line = order_pb2.Order.Line(sku="z", price=common_pb2.Money(units=3))
+    data = line.SerializeToString()
+    assert codec.decode(data) == {"sku": "z", "price": {"units": "3"}}
+    assert codec.encode(codec.decode(data)) == data
