@@ -211,3 +211,60 @@ def test_gets_ride_out_a_registry_restart(tmp_path: Path) -> None:
         assert c.requests >= 2
     finally:
         registry.stop(state)
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    import subprocess
+
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_https_with_a_ca_file(tmp_path: Path) -> None:
+    """A real registry over TLS (Apicurio with Quarkus' HTTPS port and a certificate from a
+    test CA): the client verifies it against ``ca_file``, and without it says why, one line.
+    (Client certificates are not tested: Apicurio's build fixes quarkus.http.ssl.client-auth
+    to NONE.)"""
+    import shutil
+
+    from kctl.local import registry
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl to make the test certificates")
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+             "ca.pem", "-days", "2", "-subj", "/CN=kctl test CA", cwd=tmp_path)  # fmt: skip
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+             "server.csr", "-subj", "/CN=127.0.0.1", cwd=tmp_path)  # fmt: skip
+    (tmp_path / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+             "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext",
+             cwd=tmp_path)  # fmt: skip
+    state = tmp_path / "state"
+    tls_port = registry.free_port()
+    registry.start(
+        state,
+        port=registry.free_port(),
+        extra_properties={
+            "quarkus.http.ssl-port": str(tls_port),
+            "quarkus.http.ssl.certificate.files": str(tmp_path / "server.pem"),
+            "quarkus.http.ssl.certificate.key-files": str(tmp_path / "server.key"),
+        },
+    )
+    try:
+        deadline = time.monotonic() + 30  # the HTTPS port may open after /health/ready on HTTP
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", tls_port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        url = f"https://127.0.0.1:{tls_port}/apis/ccompat/v7"
+        c = RegistryClient(url, ca_file=str(tmp_path / "ca.pem"))
+        subject = unique("client-tls")
+        sid = c.register(subject, avro("T", ("x", "int")))
+        assert c.subject_version(subject).id == sid
+        with pytest.raises(KctlError) as e:
+            RegistryClient(url).subjects()
+        assert e.value.line().startswith(f"TLS with the schema registry at {url} failed")
+        assert "certificate" in e.value.line()
+    finally:
+        registry.stop(state)

@@ -417,9 +417,16 @@ class RegistryClient:
                 f"the schema registry at {self.url} did not answer",
                 f"timed out after {self.timeout:g}s",
             )
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return KctlError(
+                f"TLS with the schema registry at {self.url} failed",
+                f"its certificate: {exc.verify_message or exc.reason}",
+            )
         if isinstance(exc, ssl.SSLError):
-            return KctlError(f"TLS with the schema registry at {self.url} failed",
-                             getattr(exc, "reason", None) or str(exc))  # fmt: skip
+            return KctlError(
+                f"TLS with the schema registry at {self.url} failed",
+                getattr(exc, "reason", None) or str(exc),
+            )
         why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return KctlError(f"cannot reach the schema registry at {self.url}", why)
 
