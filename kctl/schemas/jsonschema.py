@@ -99,6 +99,8 @@ class JsonSchemaCodec:
         import referencing.exceptions
 
         try:
+            if self._validator.is_valid(value):
+                return
             error = jsonschema.exceptions.best_match(self._validator.iter_errors(value))
         except referencing.exceptions.Unresolvable as exc:
             raise SchemaError(
