@@ -228,6 +228,9 @@ def test_export_delete_import_round_trip(sr: Callable[..., Run], tmp_path: Path)
     ok(sr("schemas", "register", common, str(DATA / "common.proto")))
     ok(sr("schemas", "register", order, str(DATA / "order.proto"),
           "--reference", f"common.proto={common}:1"))  # fmt: skip
+    glob = json.loads(ok(sr("schemas", "config", "-o", "json")).stdout)[0]["compatibility"]
+    own = "FULL" if glob != "FULL" else "FORWARD"
+    ok(sr("schemas", "config", avro, "--set", own))
     mine = [order, avro, common]  # out of order: the export puts the reference first
     before = {
         (s, v): json.loads(ok(sr("schemas", "get", f"{s}:{v}", "-o", "json")).stdout)
@@ -250,6 +253,9 @@ def test_export_delete_import_round_trip(sr: Callable[..., Run], tmp_path: Path)
         (s, v, v) for s, v in order_of
     ]
     assert "imported 4 schema version(s)" in imported.stderr
+    assert index["subject_compatibility"] == {avro: own}
+    d = json.loads(ok(sr("schemas", "describe", avro, "-o", "json")).stdout)
+    assert (d["compatibility"], d["compatibility_source"]) == (own, "subject")
     for (s, v), d in before.items():
         after = json.loads(ok(sr("schemas", "get", f"{s}:{v}", "-o", "json")).stdout)
         assert after["schema"] == d["schema"] and after["schema_type"] == d["schema_type"]

@@ -598,10 +598,16 @@ def export(
         rows.append({"subject": subject, "version": version, "id": item.id,
                      "type": item.schema.schema_type, "file": name})  # fmt: skip
     level = client.compatibility()
+    own = {}  # the subjects' own levels (not those that only follow the global one)
+    for subject in sorted({s for s, _ in found}):
+        subject_level = client.compatibility(subject)
+        if subject_level is not None and subject_level != level:
+            own[subject] = subject_level
     index = {
         "format": EXPORT_FORMAT,
         "registry": client.url,
         "compatibility": level,
+        "subject_compatibility": own,
         "schemas": entries,
     }
     with open(directory / INDEX, "w", encoding="utf-8") as out:
@@ -641,7 +647,8 @@ def import_(
         if not isinstance(index, dict) or index.get("format") != EXPORT_FORMAT:
             raise ValueError(f"not a {EXPORT_FORMAT} index")
         entries = list(index["schemas"])
-    except (ValueError, KeyError, TypeError) as exc:
+        levels = {str(k): str(v) for k, v in (index.get("subject_compatibility") or {}).items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{directory / INDEX} is not an export index", str(exc)) from None
     client = schema_registry(ctx)
     mode = None
@@ -684,6 +691,10 @@ def import_(
             versions[(subject, version)] = new_version
             rows.append({"subject": subject, "version": version, "new_version": new_version,
                          "id": entry.get("id"), "new_id": new_id})  # fmt: skip
+        # The subjects' own levels after their versions: an older version the level would
+        # refuse today is restored as it was.
+        for subject, subject_level in levels.items():
+            client.set_compatibility(subject_level, subject)
     finally:
         if mode is not None:
             client.set_mode(mode or "READWRITE")
@@ -695,4 +706,6 @@ def import_(
         if moved
         else "; every id kept"
     )
+    if levels:
+        kept += f"; compatibility set on {len(levels)} subject(s) as exported"
     note(f"imported {len(rows)} schema version(s) into {client.url}{kept}")
