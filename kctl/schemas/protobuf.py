@@ -9,7 +9,10 @@ include path; the files land in a private DescriptorPool. Messages are decoded w
 classes and rendered with protobuf's canonical proto3 JSON mapping (``MessageToDict``'s
 defaults: lowerCamelCase names, 64-bit integers as strings, bytes as base64, enum names, the
 well-known types' own forms; fields at their default value are left out, as proto3 writes
-nothing for them). Encoding is ``ParseDict`` then ``SerializeToString(deterministic=True)``.
+nothing for them). Encoding is ``ParseDict`` then ``SerializeToString``. A message with maps
+goes through a copy of its descriptors where each map is its repeated entry messages, so the
+JSON object's keys keep the order of the bytes and the encoder writes them back in that order
+(records round-trip byte for byte; :class:`_MapOrder`).
 """
 
 from __future__ import annotations
@@ -190,6 +193,7 @@ class ProtobufSchema:
     def _add(self, protos: list[Any]) -> None:
         by_name = {p.name: p for p in protos}
         added: set[str] = set()
+        self._files: list[bytes] = []  # every file added, dependencies first
 
         def add(name: str, chain: tuple[str, ...]) -> None:
             if name in added:
@@ -203,6 +207,7 @@ class ProtobufSchema:
                         f"{name!r} is not among its references",
                     )
                 self.pool.AddSerializedFile(known)
+                self._files.append(known)
                 added.add(name)
                 return
             if name in chain:
@@ -211,8 +216,10 @@ class ProtobufSchema:
                 )
             for dep in proto.dependency:
                 add(dep, (*chain, name))
+            data = proto.SerializeToString()
             try:
-                self.pool.AddSerializedFile(proto.SerializeToString())
+                self.pool.AddSerializedFile(data)
+                self._files.append(data)
             except Exception as exc:
                 raise SchemaError(
                     "a Protobuf schema that does not parse", f"{name}: {exc}"
@@ -222,6 +229,26 @@ class ProtobufSchema:
         for proto in protos:
             add(proto.name, ())
         self.main_proto = by_name[_MAIN]
+        self._raw_pool: Any = None
+
+    def raw_class(self, full_name: str) -> Any:
+        """The dynamic class of a message in a copy of the files where every map is a repeated
+        field of its entry messages (the entries' key and value with explicit presence): maps
+        read and written in the order of the bytes (:func:`_MapOrder`). Google's own files keep
+        their maps (Struct's JSON form needs them)."""
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+        if self._raw_pool is None:
+            pool = descriptor_pool.DescriptorPool()
+            for data in self._files:
+                proto = descriptor_pb2.FileDescriptorProto()
+                proto.ParseFromString(data)
+                if not proto.name.startswith("google/protobuf/"):
+                    for message in proto.message_type:
+                        _unmap(message, proto.syntax in ("", "proto2"))
+                pool.AddSerializedFile(proto.SerializeToString())
+            self._raw_pool = pool
+        return message_factory.GetMessageClass(self._raw_pool.FindMessageTypeByName(full_name))
 
     # -------------------------------------------------------------- messages
 
@@ -294,22 +321,35 @@ class ProtobufCodec:
         self.schema = schema
         self.path = list(path)
         self.name, self.cls = schema.message_class(self.path)
+        desc = self.cls.DESCRIPTOR
+        self._maps = _MapOrder(desc)
+        # A message with maps is read and written through the map-less copy, which keeps
+        # the entries in the order of the bytes.
+        self._raw = schema.raw_class(self.name) if self._maps.any(desc) else self.cls
         self._to_dict = json_format.MessageToDict
         self._parse = json_format.ParseDict
         self._json_error = json_format.ParseError
 
     def decode(self, data: bytes, offset: int = 0) -> Any:
-        msg = self.cls()
+        msg = self._raw()
         try:
             msg.ParseFromString(data[offset:] if offset else data)
         except Exception as exc:  # DecodeError of the protobuf runtime
             raise DecodeError(f"the Protobuf payload does not fit {self.name} ({exc})") from None
-        return self._to_dict(msg, preserving_proto_field_name=False)
+        value = self._to_dict(msg, preserving_proto_field_name=False)
+        if self._raw is not self.cls:
+            self._maps.to_objects(self.cls.DESCRIPTOR, value)
+        return value
 
     def encode(self, value: Any) -> bytes:
         if not isinstance(value, dict):
             raise EncodeError("$", f"expected an object (message {self.name})")
-        msg = self.cls()
+        if self._raw is not self.cls:
+            try:
+                value = self._maps.to_entries(self.cls.DESCRIPTOR, value)
+            except _NotAMap as exc:
+                raise EncodeError(exc.path, exc.why) from None
+        msg = self._raw()
         try:
             self._parse(value, msg)
         except self._json_error as exc:
@@ -317,6 +357,154 @@ class ProtobufCodec:
         except Exception as exc:
             raise EncodeError("$", " ".join(str(exc).split())) from None
         return bytes(msg.SerializeToString(deterministic=True))
+
+
+def _unmap(message: Any, proto2: bool) -> None:
+    """Turn the map entry messages nested in a DescriptorProto (at any depth) into plain
+    messages whose key and value have explicit presence (so an entry's zero key or value is
+    written, as the runtimes write map entries)."""
+    for nested in message.nested_type:
+        if nested.options.map_entry:
+            nested.options.map_entry = False
+            if not proto2:
+                for field in nested.field:
+                    field.proto3_optional = True
+                    field.oneof_index = len(nested.oneof_decl)
+                    nested.oneof_decl.add(name=f"_{field.name}")
+        else:
+            _unmap(nested, proto2)
+
+
+class _NotAMap(Exception):
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(why)
+        self.path = path
+        self.why = why
+
+
+_WELL_KNOWN_PREFIX = "google.protobuf."
+
+
+class _MapOrder:
+    """Between the canonical JSON of maps (objects) and the JSON of the map-less copy (lists
+    of {"key", "value"} entries), keeping the order: the JSON object's keys are in the order
+    of the entries in the bytes, and produce writes them in the object's order."""
+
+    def __init__(self, root: Any) -> None:
+        self._has: dict[str, bool] = {}
+        self.any(root)
+
+    def any(self, desc: Any) -> bool:
+        """Whether messages of ``desc`` can hold a map (outside Google's own types)."""
+        name = desc.full_name
+        if name in self._has:
+            return self._has[name]
+        self._has[name] = False  # recursion: assume none while looking
+        found = False
+        if not name.startswith(_WELL_KNOWN_PREFIX):
+            for field in desc.fields:
+                sub = field.message_type
+                if sub is None:
+                    continue
+                if sub.GetOptions().map_entry or self.any(sub):
+                    found = True
+        self._has[name] = found
+        return found
+
+    def _fields(self, desc: Any) -> list[tuple[Any, bool, Any]]:
+        out = []
+        for field in desc.fields:
+            sub = field.message_type
+            if sub is None:
+                continue
+            if sub.GetOptions().map_entry:
+                out.append((field, True, sub))
+            elif self.any(sub):
+                out.append((field, False, sub))
+        return out
+
+    def to_objects(self, desc: Any, value: dict[str, Any]) -> None:
+        for field, is_map, sub in self._fields(desc):
+            name = field.json_name
+            got = value.get(name)
+            if got is None:
+                continue
+            if is_map:
+                key_field, value_field = sub.fields_by_name["key"], sub.fields_by_name["value"]
+                inner = value_field.message_type
+                deep = inner is not None and self.any(inner)
+                out = {}
+                for entry in got:
+                    key = entry.get("key", _zero_key(key_field))
+                    if key is True or key is False:
+                        key = "true" if key else "false"
+                    item = entry.get("value", _zero_value(value_field))
+                    if deep and isinstance(item, dict):
+                        self.to_objects(inner, item)
+                    out[str(key)] = item
+                value[name] = out
+            elif isinstance(got, list):
+                for item in got:
+                    if isinstance(item, dict):
+                        self.to_objects(sub, item)
+            elif isinstance(got, dict):
+                self.to_objects(sub, got)
+
+    def to_entries(self, desc: Any, value: dict[str, Any], path: str = "$") -> dict[str, Any]:
+        out = dict(value)
+        for field, is_map, sub in self._fields(desc):
+            name = field.json_name if field.json_name in value else field.name
+            got = value.get(name)
+            if got is None:
+                continue
+            where = f"{path}.{name}"
+            if is_map:
+                if not isinstance(got, dict):
+                    raise _NotAMap(where, "expected an object (a map)")
+                key_field, value_field = sub.fields_by_name["key"], sub.fields_by_name["value"]
+                inner = value_field.message_type
+                deep = inner is not None and self.any(inner)
+                boolean = key_field.type == key_field.TYPE_BOOL
+                entries = []
+                for key, item in got.items():
+                    if boolean:
+                        if key not in ("true", "false"):
+                            raise _NotAMap(f"{where}[{key!r}]", "a bool map key is true or false")
+                        key = key == "true"
+                    if deep and isinstance(item, dict):
+                        item = self.to_entries(inner, item, f"{where}[{key!r}]")
+                    entries.append({"key": key, "value": item})
+                out[name] = entries
+            elif isinstance(got, list):
+                out[name] = [
+                    self.to_entries(sub, x, f"{where}[{i}]") if isinstance(x, dict) else x
+                    for i, x in enumerate(got)
+                ]
+            elif isinstance(got, dict):
+                out[name] = self.to_entries(sub, got, where)
+        return out
+
+
+def _zero_key(field: Any) -> Any:
+    if field.type == field.TYPE_STRING:
+        return ""
+    if field.type == field.TYPE_BOOL:
+        return False
+    return 0
+
+
+def _zero_value(field: Any) -> Any:
+    if field.message_type is not None:
+        return {}
+    if field.enum_type is not None:
+        return field.enum_type.values[0].name
+    if field.type in (field.TYPE_STRING, field.TYPE_BYTES):
+        return ""
+    if field.type == field.TYPE_BOOL:
+        return False
+    if field.cpp_type in (field.CPPTYPE_INT64, field.CPPTYPE_UINT64):
+        return "0"
+    return 0
 
 
 def _ordered(desc: Any) -> list[Any]:
