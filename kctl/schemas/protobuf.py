@@ -245,7 +245,7 @@ class ProtobufSchema:
                 proto.ParseFromString(data)
                 if not proto.name.startswith("google/protobuf/"):
                     for message in proto.message_type:
-                        _unmap(message, proto.syntax in ("", "proto2"))
+                        _unmap(message, proto.syntax in ("", "proto2", "editions"))
                 pool.AddSerializedFile(proto.SerializeToString())
             self._raw_pool = pool
         return message_factory.GetMessageClass(self._raw_pool.FindMessageTypeByName(full_name))
