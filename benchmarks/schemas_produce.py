@@ -156,13 +156,27 @@ def values(bootstrap: str, topic: str, n: int) -> list[bytes]:
     return out
 
 
-def timed(cmd: list[str], lines: Path, env: dict[str, str]) -> float:
+CPU: dict[str, list[float]] = {}  # per command name: user + system seconds of each run
+
+
+def cpu_seconds() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str], lines: Path, env: dict[str, str], name: str = "") -> float:
+    """Whole-process wall seconds of ``cmd`` reading ``lines``; its CPU seconds (user +
+    system) appended to CPU[name]."""
     with lines.open("rb") as stdin:
+        cpu = cpu_seconds()
         start = time.perf_counter()
         proc = subprocess.run(
             cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
         )
         took = time.perf_counter() - start
+        CPU.setdefault(name, []).append(cpu_seconds() - cpu)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[:4]} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}")
     return took
@@ -213,7 +227,7 @@ def main() -> None:
         written = {}
         for name in (kctl_name, ref_name):
             t = topics.new("bench-sr-check")
-            timed(command(name, t), sample, env)
+            timed(command(name, t), sample, env, "check")
             written[name] = values(args.bootstrap, t, 1000)
         assert len(written[kctl_name]) == 1000
         assert written[kctl_name] == written[ref_name], "the two wrote different bytes"
@@ -222,24 +236,29 @@ def main() -> None:
         times: dict[str, list[float]] = {kctl_name: [], ref_name: []}
         for _ in range(args.runs):
             for name in times:
-                times[name].append(timed(command(name, topics.new("bench-sr-produce")), lines, env))
+                topic = topics.new("bench-sr-produce")
+                times[name].append(timed(command(name, topic), lines, env, name))
                 topics.drop()
     finally:
         topics.drop()
     med = {k: statistics.median(v) for k, v in times.items()}
     per_pair = [r / k for k, r in zip(times[kctl_name], times[ref_name], strict=True)]
     print(f"\n{n:,} JSON lines -> Avro (10 fields), median of {args.runs} interleaved runs\n")
-    print("| work | median wall | records/s | µs/record |")
-    print("|---|---|---|---|")
+    cpu = {k: statistics.median(CPU[k]) for k in times}
+    print("| work | median wall | records/s | µs/record | median CPU (user+sys) |")
+    print("|---|---|---|---|---|")
     for name in times:
         print(
-            f"| `{name}` | {med[name]:.2f} s | {n / med[name]:,.0f} | {med[name] / n * 1e6:.2f} |"
+            f"| `{name}` | {med[name]:.2f} s | {n / med[name]:,.0f} | "
+            f"{med[name] / n * 1e6:.2f} | {cpu[name]:.2f} s |"
         )
     print(
         f"\nkctl vs the reference: {med[ref_name] / med[kctl_name]:.2f}x faster "
-        f"(per pair: median {statistics.median(per_pair):.2f}x)"
+        f"(per pair: median {statistics.median(per_pair):.2f}x); "
+        f"CPU {cpu[ref_name] / cpu[kctl_name]:.2f}x less"
     )
-    print("\nall runs:", {k: [round(x, 2) for x in v] for k, v in times.items()})
+    print("\nall runs (wall):", {k: [round(x, 2) for x in v] for k, v in times.items()})
+    print("all runs (CPU):", {k: [round(x, 2) for x in CPU[k]] for k in times})
 
 
 if __name__ == "__main__":

@@ -609,3 +609,16 @@ def test_typed_single_value_from_the_command_line(
         JSONDeserializer(json.dumps(ORDER_JSON_SCHEMA), schema_registry_client=sr_client),
     )
     assert got == [row]
+    r = skctl(
+        "produce", topic, "--value-format", "json-schema", "--value-subject", subject,
+        "--value", json.dumps({"id": "x", "qty": 1, "item": "z"}),
+    )  # fmt: skip
+    assert r.code == 2, r.stderr
+    assert "kctl: error: --value does not fit the value schema ($.id: " in r.stderr
+    r = skctl(
+        "produce", topic, "--value-format", "json-schema", "--value-subject", subject,
+        "--value", "{nope",
+    )  # fmt: skip
+    assert r.code == 2, r.stderr
+    assert "kctl: error: --value is not JSON data (" in r.stderr
+    assert len(read_all(bootstrap, topic)) == 1

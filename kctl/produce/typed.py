@@ -166,7 +166,12 @@ def _version_of(source: SchemaSource, subject: str, schema: Schema, schema_id: i
     when its id is ``schema_id``, else None."""
     lookup = getattr(source, "lookup", None)
     if callable(lookup):
-        found = lookup(subject, schema)
+        from kctl.errors import KctlError
+
+        try:
+            found = lookup(subject, schema)
+        except KctlError:  # a registry without the lookup: the version is only informative
+            found = None
         version = getattr(found, "version", None)
         if isinstance(version, int):
             return version
@@ -217,14 +222,18 @@ class TypedInput:
             self._by_message[(what, name)] = got
         return got
 
-    def _encode(self, encode: Encode, data: Any, what: str, line: int) -> bytes:
+    def _encode(
+        self, encode: Encode, data: Any, what: str, line: int, source: str | None = None
+    ) -> bytes:
+        """``source``: what the data came from when not an input line (``--value``)."""
         from kctl.schemas.model import EncodeError
 
         try:
             return encode(data)
         except EncodeError as exc:
             raise UsageError(
-                f"line {line} does not fit the {what} schema", f"{exc.path}: {exc.why}"
+                f"{source or f'line {line}'} does not fit the {what} schema",
+                f"{exc.path}: {exc.why}",
             ) from None
 
     def json_record(self, text: bytes, line: int) -> Record:
@@ -311,19 +320,20 @@ class TypedInput:
     def single(self, value: bytes | None, key: bytes | None) -> tuple[bytes | None, bytes | None]:
         """``--value``/``--key``: their text is the JSON data of a typed side (line 1)."""
         if self.value is not None and value is not None:
-            value = self._encode(self.value, _json(value, 1), "value", 1)
+            value = self._encode(self.value, _json(value, 1, "--value"), "value", 1, "--value")
         if self.key is not None and key is not None:
-            key = self._encode(self.key, _json(key, 1), "key", 1)
+            key = self._encode(self.key, _json(key, 1, "--key"), "key", 1, "--key")
         return value, key
 
 
-def _json(text: bytes, line: int) -> Any:
+def _json(text: bytes, line: int, source: str | None = None) -> Any:
     import orjson
 
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise UsageError(f"malformed JSON line {line}", str(exc)) from None
+        what = f"{source} is not JSON data" if source else f"malformed JSON line {line}"
+        raise UsageError(what, str(exc)) from None
 
 
 def build(
