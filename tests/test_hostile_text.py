@@ -45,6 +45,12 @@ PATHS = {
     "kctl metadata image --snapshot-json",
     "kctl analytics lag --record",
     "kctl analytics lag --plot",
+    "kctl produce --value-schema",
+    "kctl produce --key-schema",
+    "kctl schemas register path",
+    "kctl schemas check path",
+    "kctl schemas export directory",
+    "kctl schemas import directory",
 }
 
 
