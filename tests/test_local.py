@@ -519,3 +519,70 @@ def test_the_admin_profile_of_a_secured_cluster_is_saved_current_only_when_none(
     save_admin_profile("other", "ssl", "127.0.0.1:9093", material)
     with config.edit() as pfile:
         assert pfile.current == "prod" and set(pfile.profiles) == {"local-admin", "other"}
+
+
+def test_racks_round_robin_and_a_broker_added_to_the_running_cluster(kctl):
+    r = kctl(
+        "local", "up", "--engine", "kafka", "--port", "0", "--brokers", "2", "--racks", "2",
+        "--log-dirs", "1", "-o", "json", timeout=300,
+    )  # fmt: skip
+    try:
+        assert r.code == 0, r
+        doc = json.loads(r.stdout)
+        assert {n["id"]: n["rack"] for n in doc["nodes"]} == {1: "rack-1", 2: "rack-2", 1000: None}
+
+        added = kctl("local", "add-broker", "-o", "json", timeout=300)
+        assert added.code == 0, added
+        row = json.loads(added.stdout)
+        assert (row["id"], row["role"], row["rack"], row["alive"]) == (3, "broker", "rack-1", True)
+        assert row["log_dirs"] == 1 and row["address"] not in doc["bootstrap"].split(",")
+        assert "broker 3 added on" in added.stderr and "3 brokers" in added.stderr
+        assert row["bootstrap"] == doc["bootstrap"] + "," + row["address"]
+
+        nodes = _nodes(kctl)
+        assert {i: (n["role"], n["rack"], n["alive"]) for i, n in nodes.items()} == {
+            1: ("broker", "rack-1", True),
+            2: ("broker", "rack-2", True),
+            3: ("broker", "rack-1", True),
+            1000: ("controller", None, True),
+        }
+        table = kctl("local", "status").stdout.splitlines()
+        assert table[0].split() == ["ID", "ROLE", "ADDRESS", "PID", "ALIVE", "RACK", "LOG-DIRS"]
+        # the brokers themselves report the racks, and the new one is registered and unfenced
+        b = ("-b", row["bootstrap"])
+        described = json.loads(kctl(*b, "cluster", "describe", "-o", "json").stdout)
+        assert {x["broker"]: x["rack"] for x in described["brokers"]} == {
+            1: "rack-1",
+            2: "rack-2",
+            3: "rack-1",
+        }
+        # it takes replicas: a topic of replication factor 3 needs all three
+        created = kctl(*b, "topics", "create", "on-three", "--partitions", "2",
+                       "--replication-factor", "3")  # fmt: skip
+        assert created.code == 0, created
+
+        named = kctl("local", "add-broker", "--rack", "east", "-o", "json", timeout=300)
+        assert named.code == 0, named
+        assert (json.loads(named.stdout)["id"], json.loads(named.stdout)["rack"]) == (4, "east")
+
+        # recorded like the others: stop-broker and start-broker know it
+        assert kctl("local", "stop-broker", "4").code == 0
+        assert _nodes(kctl)[4]["alive"] is False
+        assert kctl("local", "start-broker", "4", timeout=200).code == 0
+        assert _nodes(kctl)[4]["alive"] is True
+    finally:
+        down = kctl("local", "down", "--purge")
+    assert down.code == 0, down
+    nothing = kctl("local", "add-broker")
+    assert nothing.code == 1
+    assert nothing.stderr.startswith("kctl: error: no local Kafka cluster"), nothing
+
+
+def test_rack_of_is_round_robin_from_rack_1():
+    from kctl.local.kafka_cluster import rack_of
+
+    assert [rack_of(i, 3) for i in range(1, 8)] == [
+        "rack-1", "rack-2", "rack-3", "rack-1", "rack-2", "rack-3", "rack-1",
+    ]  # fmt: skip
+    assert rack_of(4, 1) == "rack-1"
+    assert rack_of(2, 0) is None

@@ -36,6 +36,7 @@ def _state() -> Path:
         "local-admin users list",
         "kctl local up --engine kafka --controllers 3 --quorum dynamic",
         "kctl local up --schema-registry   # also Apicurio Registry on 127.0.0.1:8081",
+        "kctl local up --engine kafka --brokers 3 --racks 3   # then: kctl local add-broker",
     ),
 )
 def up(
@@ -72,6 +73,14 @@ def up(
         help="Data directories per Kafka broker (1..16).",
         min=1,
         max=16,
+    ),
+    racks: int = typer.Option(
+        0,
+        "--racks",
+        help="Kafka engine, a new cluster: put the brokers in R racks round-robin (broker.rack "
+        "of broker i is rack-((i-1) % R + 1)); 0: no racks.",
+        min=0,
+        max=32,
     ),
     kafka_version: str | None = typer.Option(
         None, "--kafka-version", help="Apache Kafka version (default: the newest kctl pins)."
@@ -151,6 +160,7 @@ def up(
         on_progress=note,
         security_mode=security_mode,
         quorum=quorum,
+        racks=racks,
     )
     profile = None if cluster.security == "plaintext" else admin_profile
     if started and profile is not None:
@@ -263,7 +273,7 @@ def status(ctx: typer.Context) -> None:
         if reg is not None:
             doc["schema_registry"] = reg
             rows = [*rows, show.registry_row(reg)]
-        node_cols = cols("id:>", "role", "address", "pid:>", "alive", "log_dirs:>")
+        node_cols = cols("id:>", "role", "address", "pid:>", "alive", "rack", "log_dirs:>")
         emit(Output(rows, node_cols, doc=doc), output_view(ctx))
         if not doc["running"]:
             note(show.none_running_warning(cluster.directory))
@@ -328,6 +338,52 @@ def kill_broker(broker_id: int = typer.Argument(..., help="Broker id (1..N).")) 
 def start_broker(broker_id: int = typer.Argument(..., help="Broker id (1..N).")) -> None:
     """Start a stopped or killed broker on its data; waits until it is registered again."""
     _node_op("start", broker_id)
+
+
+@app.command(
+    "add-broker",
+    epilog=example(
+        "kctl local add-broker",
+        "kctl local add-broker --rack rack-2 -o json",
+        "kctl partitions reassign generate --add-broker 4   # then give it its share",
+    ),
+)
+def add_broker(
+    ctx: typer.Context,
+    rack: str | None = typer.Option(
+        None,
+        "--rack",
+        help="Its broker.rack (default: the next of the round-robin of `local up --racks`, "
+        "none without racks).",
+    ),
+    wait: float = typer.Option(
+        180.0, "--wait", help="Seconds to wait until it is registered.", min=1, max=3600
+    ),
+) -> None:
+    """Add a broker to the running local Kafka cluster (next id, next free port, its own log
+    dirs, formatted with the cluster's id) and wait until it is registered and unfenced. It
+    holds no partition until a reassignment gives it some."""
+    from kctl.local import kafka_cluster
+
+    if rack is not None and not rack.strip():
+        from kctl.errors import UsageError
+
+        raise UsageError("--rack must not be empty")
+    state = _state()
+    node = kafka_cluster.add_broker(state, rack=rack, wait=wait, on_progress=note)
+    cluster = kafka_cluster.require_state(state)
+    note(
+        f"broker {node.id} added on {node.address}"
+        + (f" in rack {node.rack}" if node.rack else "")
+        + f": {len(cluster.brokers)} brokers"
+    )
+    row = next(r for r in kafka_cluster.status_rows(cluster) if r["id"] == node.id)
+    doc = {**row, "bootstrap": cluster.bootstrap}
+    emit(
+        Output([row], cols("id:>", "role", "address", "pid:>", "alive", "rack", "log_dirs:>"),
+               doc=doc),
+        output_view(ctx),
+    )  # fmt: skip
 
 
 @app.command(

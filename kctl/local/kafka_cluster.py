@@ -75,6 +75,7 @@ class Node:
     directory: str
     log_dirs: list[str]
     pid: int | None = None
+    rack: str | None = None  # broker.rack (brokers of a cluster started with --racks)
 
     @property
     def config(self) -> str:
@@ -108,6 +109,9 @@ class Cluster:
     # and removed; every controller formatted as an initial voter with its directory id)
     quorum: str = "static"
     directory_ids: dict[str, str] = field(default_factory=dict)  # controller id -> its log dir id
+    # --racks R: broker i in rack "rack-((i-1) % R + 1)"; 0: no broker.rack (also what an
+    # added broker continues with)
+    racks: int = 0
 
     @property
     def material(self) -> local_security.Material:
@@ -323,6 +327,8 @@ def node_properties(cluster: Cluster, node: Node, brokers: int) -> dict[str, str
         "controller.listener.names": "CONTROLLER",
         "log.dirs": ",".join(node.log_dirs),
     }
+    if node.role == "broker" and node.rack:
+        props["broker.rack"] = node.rack
     rf = min(3, brokers)
     # Topic creation defaults: applied by the controller in Kafka 4.x, by the broker before.
     props["num.partitions"] = "1"
@@ -372,21 +378,25 @@ def _write_configs(cluster: Cluster, brokers: int) -> None:
     (base / "log4j2.properties").write_text(_LOG4J2)
     (base / "log4j.properties").write_text(_LOG4J1)
     for node in cluster.nodes:
-        Path(node.directory).mkdir(parents=True, exist_ok=True)
-        props = node_properties(cluster, node, brokers)
-        if cluster.version.startswith("3.") and node.role == "broker":
-            props.pop("share.coordinator.state.topic.replication.factor")
-            props.pop("share.coordinator.state.topic.min.isr")
-            props.pop("share.coordinator.state.topic.num.partitions")
-        if node.role == "broker":
-            props.update(cluster.broker_config)
-        else:  # in KRaft the controllers handle CreateAcls/DeleteAcls: the same authorizer
-            props.update({k: v for k, v in cluster.broker_config.items() if k in _AUTHORIZER})
-        text = "".join(f"{k}={v}\n" for k, v in props.items())
-        # 0600: a secured broker's file holds the admin's password (its inter-broker login)
-        fd = os.open(node.config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        _write_node_config(cluster, node, brokers)
+
+
+def _write_node_config(cluster: Cluster, node: Node, brokers: int) -> None:
+    Path(node.directory).mkdir(parents=True, exist_ok=True)
+    props = node_properties(cluster, node, brokers)
+    if cluster.version.startswith("3.") and node.role == "broker":
+        props.pop("share.coordinator.state.topic.replication.factor")
+        props.pop("share.coordinator.state.topic.min.isr")
+        props.pop("share.coordinator.state.topic.num.partitions")
+    if node.role == "broker":
+        props.update(cluster.broker_config)
+    else:  # in KRaft the controllers handle CreateAcls/DeleteAcls: the same authorizer
+        props.update({k: v for k, v in cluster.broker_config.items() if k in _AUTHORIZER})
+    text = "".join(f"{k}={v}\n" for k, v in props.items())
+    # 0600: a secured broker's file holds the admin's password (its inter-broker login)
+    fd = os.open(node.config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
 
 
 def initial_controllers(cluster: Cluster) -> str:
@@ -396,11 +406,12 @@ def initial_controllers(cluster: Cluster) -> str:
     )
 
 
-def _format_storage(cluster: Cluster) -> None:
-    """kafka-storage.sh format on every node, all at once."""
+def _format_storage(cluster: Cluster, nodes: list[Node] | None = None) -> None:
+    """kafka-storage.sh format on every node (or on ``nodes``: a broker added later, formatted
+    with the cluster's id), all at once."""
     procs: list[tuple[Node, subprocess.Popen[bytes]]] = []
     salt = secrets.token_bytes(16)
-    for node in cluster.nodes:
+    for node in cluster.nodes if nodes is None else nodes:
         args = _java_args(cluster, node)
         args = [*args[: args.index("kafka.Kafka")], "kafka.tools.StorageTool"]
         args += ["format", f"--cluster-id={cluster.cluster_id}", "-c", node.config]
@@ -530,18 +541,28 @@ def start(
     broker_config: dict[str, str] | None = None,
     security_mode: str | None = None,
     quorum: str = "static",
+    racks: int = 0,
 ) -> tuple[Cluster, bool]:
     """Start the cluster recorded under ``state`` or a new one; return (cluster, started_now).
 
     A recorded cluster whose nodes all run is returned as it is; one with stopped nodes gets
-    them started again on its data (a crashed laptop, ``local down`` then ``up``)."""
+    them started again on its data (a crashed laptop, ``local down`` then ``up``). ``racks``
+    (a new cluster only): broker i gets ``broker.rack`` = :func:`rack_of` (i, racks)."""
     if brokers < 1 or controllers < 1 or log_dirs < 1:
         raise KctlError("--brokers, --controllers and --log-dirs must each be at least 1")
+    if racks < 0:
+        raise UsageError(f"--racks must be 0 or more, not {racks}")
     with locked(state, timeout=wait + 60):
         return _start_locked(
             state, brokers, controllers, log_dirs, port, version, kafka_home, wait,
-            live_brokers, on_progress, broker_config or {}, security_mode, quorum,
+            live_brokers, on_progress, broker_config or {}, security_mode, quorum, racks,
         )  # fmt: skip
+
+
+def rack_of(broker_id: int, racks: int) -> str | None:
+    """Round-robin racks: broker 1 in rack-1, 2 in rack-2, ..., R+1 in rack-1 again; None
+    without racks."""
+    return f"rack-{(broker_id - 1) % racks + 1}" if racks > 0 else None
 
 
 def _start_locked(
@@ -558,6 +579,7 @@ def _start_locked(
     broker_config: dict[str, str],
     security_mode: str | None,
     quorum: str = "static",
+    racks: int = 0,
 ) -> tuple[Cluster, bool]:
     existing = read_state(state)
     if existing is not None:
@@ -586,6 +608,7 @@ def _start_locked(
         broker_config=dict(broker_config),
         security=security_mode or "plaintext",
         quorum=quorum,
+        racks=racks,
     )
     if quorum not in ("static", "dynamic"):
         raise UsageError(f"unknown quorum {quorum!r}", "static or dynamic")
@@ -601,7 +624,7 @@ def _start_locked(
         nid = i + 1
         home = directory / f"node-{nid}"
         dirs = [str(home / f"data-{k}") for k in range(log_dirs)]
-        cluster.nodes.append(Node(nid, "broker", p, str(home), dirs))
+        cluster.nodes.append(Node(nid, "broker", p, str(home), dirs, rack=rack_of(nid, racks)))
     if cluster.security != "plaintext":
         on_progress(f"making the {cluster.security} material in {cluster.material.directory}")
         local_security.make_material(cluster.material.directory, cluster.security)
@@ -708,6 +731,60 @@ def start_broker(
         return True
 
 
+def add_broker(
+    state: Path,
+    rack: str | None = None,
+    wait: float = 180.0,
+    live_brokers: LiveBrokers = _live_brokers_default,
+    on_progress: Callable[[str], None] = lambda _m: None,
+) -> Node:
+    """Add one broker to the running cluster: the next id, the next free port, as many log
+    dirs as broker 1, its own directory; formatted with the cluster's id (the same quorum
+    settings as the others), started, and waited for until it is registered and unfenced.
+    Its rack: ``rack``, else the round-robin of ``--racks`` continued, else none. Recorded in
+    the state, so status, stop-broker, down and up see it. A broker that fails to start is
+    killed and forgotten (its directory is replaced on the next try), so it can be run again."""
+    import shutil
+
+    with locked(state, timeout=wait + 60):
+        cluster = require_state(state)
+        if not any(node_alive(c) for c in cluster.controllers):
+            raise KctlError(
+                "the local cluster's controllers are not running", "start it first: kctl local up"
+            )
+        brokers = cluster.brokers
+        nid = max((b.id for b in brokers), default=0) + 1
+        if nid >= CONTROLLER_BASE_ID:
+            raise KctlError(f"no broker id left below the controllers' {CONTROLLER_BASE_ID}")
+        used = {n.port for n in cluster.nodes}
+        port = max((b.port for b in brokers), default=0) + 1
+        if port in used or not 0 < port < 65536 or not port_free(HOST, port):
+            port = next(p for p in free_ports(8, HOST) if p not in used)
+        home = Path(cluster.directory) / f"node-{nid}"
+        if home.exists():  # left by a broker that never started: its data is nobody's
+            shutil.rmtree(home)
+        count = len(brokers[0].log_dirs) if brokers else 1
+        dirs = [str(home / f"data-{k}") for k in range(count)]
+        node = Node(nid, "broker", port, str(home), dirs, rack=rack or rack_of(nid, cluster.racks))
+        cluster.nodes.append(node)
+        _write_node_config(cluster, node, len(brokers))
+        on_progress(
+            f"adding broker {nid} on {node.address}"
+            + (f" in rack {node.rack}" if node.rack else "")
+        )
+        try:
+            _format_storage(cluster, [node])
+            _spawn(cluster, node)
+            write_state(cluster)
+            wait_ready(cluster, {nid}, wait, live_brokers)
+        except BaseException:
+            kill_nodes(cluster, [node])
+            cluster.nodes.remove(node)
+            write_state(cluster)  # its directory stays for its node.log; a retry replaces it
+            raise
+        return node
+
+
 def require_state(state: Path) -> Cluster:
     cluster = read_state(state)
     if cluster is None:
@@ -723,6 +800,7 @@ def status_rows(cluster: Cluster) -> list[dict[str, object]]:
             "address": n.address,
             "pid": n.pid if node_alive(n) else None,
             "alive": node_alive(n),
+            "rack": n.rack,
             "log_dirs": len(n.log_dirs),
             "log": n.log,
         }
