@@ -185,8 +185,9 @@ def produce(
     value_subject: str | None = typer.Option(
         None,
         "--value-subject",
-        metavar="SUBJECT[:VERSION]",
-        help="Write with this subject's schema (default its latest version; registers nothing). "
+        metavar="SUBJECT",
+        help="SUBJECT[:VERSION]: write with this subject's schema (default its latest version; "
+        "registers nothing). "
         "With --value-schema: the subject FILE is registered under.",
     ),
     value_message: str | None = typer.Option(
@@ -202,7 +203,7 @@ def produce(
         None, "--key-schema", metavar="FILE", help="As --value-schema, for keys."
     ),
     key_subject: str | None = typer.Option(
-        None, "--key-subject", metavar="SUBJECT[:VERSION]", help="As --value-subject, for keys."
+        None, "--key-subject", metavar="SUBJECT", help="As --value-subject, for keys."
     ),
     key_message: str | None = typer.Option(
         None, "--key-message", metavar="NAME", help="As --value-message, for keys."
