@@ -15,6 +15,9 @@ python3 -m venv .venv
 # Central, once: no test downloads.
 .venv/bin/kctl local fetch --schema-registry \
     ${KCTL_TEST_KAFKA_VERSION:+--kafka-version "$KCTL_TEST_KAFKA_VERSION"}
+# Keycloak 25.0.6 (146 MB zip, Maven Central), the OpenID Connect server behind the registry's
+# own basic auth in tests/test_local_registry.py: unpacked and pre-built into kctl's cache once.
+.venv/bin/python tests/keycloak_server.py fetch >/dev/null
 
 # A real Prometheus server scrapes kctl's lag exporter in tests/test_lag_exporter.py: Debian's
 # `prometheus` package, installed when missing and apt-get can run as root (RUNLEVEL=1: the

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.request
 import uuid
 from pathlib import Path
@@ -200,28 +201,30 @@ def test_the_jvm_binds_loopback_only():
 @pytest.fixture(scope="module")
 def auth_registry(tmp_path_factory: pytest.TempPathFactory):
     """A registry that requires HTTP basic auth, Apicurio's own way: user:password exchanged
-    for a token at an OpenID Connect server (a minimal one on loopback, tests/oidc_server.py,
-    stands in for Keycloak) with the client-credentials grant."""
-    from oidc_server import OidcServer
+    for a token at a real Keycloak 25.0.6 (tests/keycloak_server.py; alice is a confidential
+    client with the secret s3cret) with the client-credentials grant."""
+    from keycloak_server import Keycloak
 
-    oidc = OidcServer({"alice": "s3cret"}).start()
+    keycloak = Keycloak({"alice": "s3cret"}, tmp_path_factory.mktemp("keycloak")).start()
     state = tmp_path_factory.mktemp("auth-registry")
     try:
-        info = registry.start(
-            state, port=registry.free_port(), extra_properties=registry.basic_auth_properties(
-                oidc.issuer
-            )
-        )  # fmt: skip
-        yield info.url, oidc
+        try:
+            info = registry.start(
+                state, port=registry.free_port(),
+                extra_properties=registry.basic_auth_properties(keycloak.issuer),
+            )  # fmt: skip
+        except KctlError as exc:
+            pytest.fail(f"{exc}\nKeycloak's log ({keycloak.log}):\n{keycloak.log_tail()}")
+        yield info.url, keycloak
     finally:
         registry.stop(state)
-        oidc.stop()
+        keycloak.stop()
 
 
 def test_basic_auth_with_the_right_user_info_works(auth_registry, kctl, kctl_env, monkeypatch):
     from kctl.registry.client import RegistryClient
 
-    url, oidc = auth_registry
+    url, keycloak = auth_registry
     with RegistryClient(url, user_info="alice:s3cret") as client:
         subject = f"auth-{uuid.uuid4().hex[:8]}-value"
         from kctl.schemas.model import AVRO as AVRO_TYPE
@@ -229,7 +232,8 @@ def test_basic_auth_with_the_right_user_info_works(auth_registry, kctl, kctl_env
 
         client.register(subject, Schema(AVRO_TYPE, AVRO))
         assert subject in client.subjects()
-    assert oidc.granted >= 1
+    # the registry asked Keycloak, which granted alice a token
+    assert keycloak.events("CLIENT_LOGIN", "alice") >= 1, keycloak.log_tail()
     # through kctl: a profile whose basic_auth_user_info is an env: reference
     config = Path(kctl_env["KCTL_CONFIG"])
     config.write_text(
@@ -252,15 +256,19 @@ def test_basic_auth_with_the_right_user_info_works(auth_registry, kctl, kctl_env
 
 
 def test_basic_auth_without_or_with_a_wrong_password_is_one_line(auth_registry, kctl):
-    url, oidc = auth_registry
-    refused = oidc.refused
+    url, keycloak = auth_registry
+    refused = keycloak.events("CLIENT_LOGIN_ERROR", "alice")
     host = url.removeprefix("http://")
     r = kctl("--schema-registry", f"http://alice:wrong@{host}", "schemas", "list")
     assert r.code == 1 and len(r.stderr.splitlines()) == 1, r
     assert r.stderr.startswith(f"kctl: error: the schema registry at {url} denied GET"), r
     assert "HTTP 401" in r.stderr, r
     assert "wrong" not in r.stderr  # the password is never shown
-    assert oidc.refused > refused  # the registry asked the OIDC server, which said no
+    # the registry asked Keycloak, which said no (its event is logged as the request ends)
+    deadline = time.monotonic() + 10
+    while keycloak.events("CLIENT_LOGIN_ERROR", "alice") <= refused:
+        assert time.monotonic() < deadline, keycloak.log_tail()
+        time.sleep(0.2)
     r = kctl("--schema-registry", url, "schemas", "list")  # no credentials
     assert r.code == 1 and len(r.stderr.splitlines()) == 1 and "HTTP 401" in r.stderr, r
 

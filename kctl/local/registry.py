@@ -221,9 +221,10 @@ def basic_auth_properties(issuer: str, token_endpoint: str | None = None) -> dic
     """``extra_properties`` for :func:`start` that make the registry require HTTP basic auth,
     Apicurio's own way: each ``user:password`` is exchanged for a token at the OpenID Connect
     server ``issuer`` (a Keycloak realm's URL, ``http://HOST:PORT/realms/NAME``) with the
-    client-credentials grant (user = client id, password = its secret); no credentials, or ones
-    the OIDC server refuses, get 401. Apicurio 2.6 has no user list of its own (Quarkus's
-    embedded users are not in its build)."""
+    client-credentials grant (user = client id, password = its secret: in Keycloak, a
+    confidential client with a service account); no credentials, or ones the OIDC server
+    refuses, get 401. Apicurio 2.6 has no user list of its own (Quarkus's embedded users are
+    not in its build). Tested against a real Keycloak 25.0.6 (tests/keycloak_server.py)."""
     return {
         "registry.auth.enabled": "true",
         "registry.auth.basic-auth-client-credentials.enabled": "true",
