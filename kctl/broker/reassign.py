@@ -4,6 +4,7 @@ IncrementalAlterConfigs. Proposals and plan JSON are pure (:mod:`kctl.replicas.a
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kctl.broker import kafka_python
@@ -144,25 +145,37 @@ def check_alter_supported(conn: Connection, what: str) -> None:
         _require(client, ALTER_API, what)
 
 
+def alter_with(
+    client: Any, target: dict[tuple[str, int], list[int] | None], what: str, timeout: float
+) -> list[dict[str, Any]]:
+    _require(client, ALTER_API, what)
+    request = build_alter_request(target, int(timeout * 1000), 0)
+    response = kafka_python.send(client, request, what, node_id=controller(client))
+    return parse_alter_response(response)
+
+
 def alter(
     conn: Connection, target: dict[tuple[str, int], list[int] | None], what: str
 ) -> list[dict[str, Any]]:
     with kafka_python.admin_client(conn) as client:
-        _require(client, ALTER_API, what)
-        request = build_alter_request(target, int(conn.timeout * 1000), 0)
-        response = kafka_python.send(client, request, what, node_id=controller(client))
-    return parse_alter_response(response)
+        return alter_with(client, target, what, conn.timeout)
+
+
+def ongoing_with(
+    client: Any, partitions: dict[str, list[int]] | None, timeout: float
+) -> list[dict[str, Any]]:
+    what = "listing partition reassignments"
+    _require(client, LIST_API, what)
+    request = build_list_request(partitions, int(timeout * 1000))
+    response = kafka_python.send(client, request, what, node_id=controller(client))
+    return parse_list_response(response)
 
 
 def ongoing(
     conn: Connection, partitions: dict[str, list[int]] | None = None
 ) -> list[dict[str, Any]]:
-    what = "listing partition reassignments"
     with kafka_python.admin_client(conn) as client:
-        _require(client, LIST_API, what)
-        request = build_list_request(partitions, int(conn.timeout * 1000))
-        response = kafka_python.send(client, request, what, node_id=controller(client))
-    return parse_list_response(response)
+        return ongoing_with(client, partitions, conn.timeout)
 
 
 def throttle_changes(
@@ -202,6 +215,12 @@ def set_throttle(admin: Admin, current: Assignment, proposed: Assignment, rate: 
 
 def throttles_set(admin: Admin, topics: list[str]) -> list[tuple[str, str, list[str]]]:
     """(kind, name, throttle configs set dynamically) on every broker and on ``topics``."""
+    return [(k, n, list(v)) for k, n, v in throttle_values(admin, topics)]
+
+
+def throttle_values(admin: Admin, topics: list[str]) -> list[tuple[str, str, dict[str, str]]]:
+    """(kind, name, {throttle config: value}) set dynamically on every broker and on
+    ``topics``."""
     from confluent_kafka.admin import ConfigResource
 
     from kctl.broker.configs import _source
@@ -219,11 +238,11 @@ def throttles_set(admin: Admin, topics: list[str]) -> list[tuple[str, str, list[
         )
         names = RATE_CONFIGS if kind == "broker" else REPLICA_CONFIGS
         own = "DYNAMIC_BROKER_CONFIG" if kind == "broker" else "DYNAMIC_TOPIC_CONFIG"
-        found = [
-            n
+        found = {
+            n: entries[n].value
             for n in names
             if n in entries and entries[n].value and _source(entries[n].source) == own
-        ]
+        }
         if found:
             out.append((kind, res.name, found))
     return out
@@ -268,3 +287,313 @@ def verify(admin: Admin, conn: Connection, plan: Assignment) -> tuple[list[dict[
         )
     done = all(str(r["status"]).startswith("complete") for r in rows)
     return rows, done
+
+
+def apply_throttle_changes(
+    admin: Admin, changes: list[tuple[str, str, dict[str, str | None]]]
+) -> None:
+    """Set (a value) or remove (None) throttle configs: IncrementalAlterConfigs per entity."""
+    _incremental(admin, [c for c in changes if c[2]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes of replicas (DescribeLogDirs), for the bytes a move copies and has copied
+
+
+def replica_sizes_with(
+    client: Any, partitions: dict[str, list[int]]
+) -> tuple[dict[tuple[str, int, int], int], list[int]]:
+    """((topic, partition, broker) → bytes on disk, brokers that did not answer): asks every
+    unfenced broker about ``partitions`` only; a broker that fails (stopped, not yet fenced) is
+    listed instead of failing the call. The "future" log of an intra-broker move is left out."""
+    from kctl.broker import logdirs
+
+    sizes: dict[tuple[str, int, int], int] = {}
+    silent: list[int] = []
+    if not partitions:
+        return sizes, silent
+    for node in logdirs.broker_ids(client):
+        try:
+            if logdirs.api_range(client, node, logdirs.API) is None:
+                silent.append(node)
+                continue
+            response = kafka_python.send(
+                client,
+                logdirs.build_request(partitions),
+                f"describing log dirs of broker {node}",
+                node_id=node,
+            )
+            dirs = logdirs.parse_response(node, response)
+        except KctlError:
+            silent.append(node)
+            continue
+        for d in dirs:
+            for r in d.replicas:
+                if not r.is_future:
+                    key = (r.topic, r.partition, node)
+                    sizes[key] = max(sizes.get(key, 0), r.size)
+    return sizes, silent
+
+
+def _by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for t, p in sorted(tps):
+        out.setdefault(t, []).append(p)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Executing a plan in waves (reassign execute --wait, verify --resume)
+
+
+LOST_GRACE = 15.0  # seconds a move may look neither in flight nor done (metadata lag)
+
+
+class StuckError(KctlError):
+    """Moves made no progress for the stall timeout (e.g. an adding replica's broker is down)."""
+
+
+class PlanFailed(KctlError):
+    """A wave was refused by the controller or a move was cancelled from outside."""
+
+
+class WaveRun:
+    """One run of a plan in waves, everything derived from the cluster (the plan, the current
+    replicas and the ongoing reassignments): partitions already done are skipped, moves of the
+    plan already in flight are waited for first (wave 0), the rest is submitted in waves of at
+    most ``max_concurrent`` partitions / ``max_bytes`` bytes, each when the previous completes.
+
+    With ``throttle`` each wave sets the throttle for only its moving replicas and their brokers
+    (and removes it from those of the previous wave that no longer move). :meth:`finish` removes
+    every throttle once nothing of the plan is in flight; :meth:`narrow` keeps it only for the
+    moves still in flight; :meth:`cancel` cancels those moves, then removes it."""
+
+    def __init__(
+        self,
+        admin: Admin,
+        client: Any,
+        plan: Assignment,
+        *,
+        max_concurrent: int | None = None,
+        max_bytes: int | None = None,
+        throttle: int | None = None,
+        stall_timeout: float = 60.0,
+        interval: float = 1.0,
+    ) -> None:
+        from kctl.replicas import progress, waves
+
+        self.admin = admin
+        self.client = client
+        self.timeout = admin.conn.timeout
+        self.plan = plan
+        self.throttle = throttle
+        self.stall_timeout = stall_timeout
+        self.interval = interval
+        self.topics = sorted({t for t, _ in plan})
+        self.tracker = progress.Tracker()
+        self.throttles: list[tuple[str, str, dict[str, str | None]]] = []
+        self.throttled = False  # whether this run set a throttle
+        self.started = time.monotonic()
+        self.refresh()
+        self.start_state = dict(self.states)
+        self.original = self._from()
+        moving = [tp for tp, s in self.states.items() if s in (waves.PENDING, waves.IN_FLIGHT)]
+        sizes, _ = replica_sizes_with(client, _by_topic_list(moving))
+        self.sizes = progress.partition_sizes(sizes)
+        # What a move copies is counted against the replicas it started from (the cluster's
+        # replicas when this run began; for a move already in flight, the ones being removed
+        # are still listed, so its adding replicas are the ongoing reassignment's).
+        self.cost = waves.move_bytes(self._from(), plan, self.sizes)
+        self.bytes_total = sum(self.cost[tp] for tp in moving)
+        in_flight = [tp for tp in moving if self.states[tp] == waves.IN_FLIGHT]
+        pending = [tp for tp in moving if self.states[tp] == waves.PENDING]
+        self.waves: list[list[tuple[str, int]]] = (
+            [in_flight] if in_flight else []
+        ) + waves.schedule(pending, self.cost, max_concurrent, max_bytes)
+        self.resumed_wave = bool(in_flight)
+        self.wave = 0  # 1-based number of the wave in flight (0: none yet)
+        self.lost_since: dict[tuple[str, int], float] = {}
+
+    # --- the cluster ---------------------------------------------------------------------------
+    def refresh(self) -> None:
+        from kctl.replicas import waves
+
+        view = cluster_view(self.admin)
+        self.current = {
+            (t, p.partition): list(p.replicas)
+            for t in self.topics
+            if t in view.topics
+            for p in view.topics[t].partitions
+        }
+        rows = ongoing_with(self.client, _by_topic_list(set(self.plan)), self.timeout)
+        self.running = {
+            (r["topic"], r["partition"]): r
+            for r in rows
+            if (r["topic"], r["partition"]) in self.plan
+        }
+        self.states = waves.classify(self.plan, self.current, self.running)
+
+    def _from(self) -> Assignment:
+        """Per partition, the replicas its move starts from (without the adding ones)."""
+        out: Assignment = {}
+        for tp in self.plan:
+            row = getattr(self, "running", {}).get(tp)
+            now = self.current.get(tp, [])
+            if row is not None:
+                out[tp] = [b for b in now if b not in row["adding_replicas"]]
+            else:
+                out[tp] = list(now)
+        return out
+
+    # --- throttles -----------------------------------------------------------------------------
+    def _set_throttle_for(self, tps: list[tuple[str, int]]) -> None:
+        from kctl.replicas.waves import throttle_diff
+
+        if self.throttle is None and not self.throttles:
+            return
+        start = self.original
+        after = (
+            throttle_changes(
+                {tp: start[tp] for tp in tps}, {tp: self.plan[tp] for tp in tps}, self.throttle
+            )
+            if tps and self.throttle is not None
+            else []
+        )
+        changes = throttle_diff(self.throttles, after)  # type: ignore[arg-type]
+        apply_throttle_changes(self.admin, changes)
+        self.throttles = after  # type: ignore[assignment]
+        self.throttled = self.throttled or bool(after)
+
+    def narrow(self) -> list[tuple[str, int]]:
+        """Keep the throttle only for the moves of the plan still in flight (their list)."""
+        self.refresh()
+        flying = sorted(self.running)
+        if self.throttles or self.throttle is not None:
+            self._set_throttle_for(flying)
+        return flying
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Remove every replication throttle (brokers, and the plan's topics)."""
+        self.throttles = []
+        return clear_throttles(self.admin, self.topics)
+
+    def cancel(self) -> list[tuple[str, int]]:
+        """Cancel the plan's moves in flight, wait (bounded) until they are gone, then remove the
+        throttle. The cancelled partitions."""
+        self.refresh()
+        flying = sorted(self.running)
+        if flying:
+            alter_with(self.client, dict.fromkeys(flying), "cancelling reassignments", self.timeout)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                self.refresh()
+                if not self.running:
+                    break
+                time.sleep(0.5)
+        self.finish()
+        return flying
+
+    # --- progress ------------------------------------------------------------------------------
+    def progress(self, stuck: list[tuple[str, int]] | None = None) -> dict[str, Any]:
+        from kctl.replicas import progress, waves
+
+        now = time.monotonic()
+        flying = sorted(self.running)
+        sizes, _ = replica_sizes_with(self.client, _by_topic_list(flying)) if flying else ({}, [])
+        copied = 0
+        for tp in flying:
+            adding = list(self.running[tp]["adding_replicas"])
+            done, _total = progress.copied(tp, adding, sizes, self.sizes.get(tp, 0))
+            copied += done
+            self.tracker.watch(now, tp, done)
+        done_bytes = sum(
+            self.cost.get(tp, 0)
+            for tp, s in self.states.items()
+            if s == waves.DONE and self.start_state.get(tp) != waves.DONE
+        )
+        total_copied = min(self.bytes_total, done_bytes + copied)
+        self.tracker.sample(now, total_copied)
+        done_count = sum(1 for s in self.states.values() if s == waves.DONE)
+        return progress.progress_line(
+            wave=self.wave,
+            waves=len(self.waves),
+            partitions_done=done_count,
+            partitions_total=len(self.plan),
+            bytes_copied=total_copied,
+            bytes_total=self.bytes_total,
+            rate=self.tracker.rate(),
+            in_flight=flying,
+            stuck=stuck or [],
+            elapsed=now - self.started,
+        )
+
+    # --- running -------------------------------------------------------------------------------
+    def submit(self, index: int) -> list[dict[str, Any]]:
+        """Submit wave ``index`` (0-based), its throttle first. Wave 0 of a resumed plan is
+        already in flight: only its throttle is set."""
+        wave = self.waves[index]
+        self.wave = index + 1
+        self._set_throttle_for(wave)
+        if index == 0 and self.resumed_wave:
+            return []
+        results = alter_with(
+            self.client, {tp: self.plan[tp] for tp in wave}, "reassigning partitions", self.timeout
+        )
+        failed = [r for r in results if r["status"] == "failed"]
+        if failed:
+            first = failed[0]
+            raise PlanFailed(
+                f"wave {self.wave}: the controller refused {first['topic']}-{first['partition']}",
+                f"{first['error']}" + (f": {first['message']}" if first.get("message") else ""),
+            )
+        for tp in wave:
+            self.tracker.watch(time.monotonic(), tp, 0)
+        return results
+
+    def wave_done(self, index: int) -> bool:
+        """Whether every partition of wave ``index`` is done (no longer moving, replicas as
+        planned); a partition no longer moving but not as planned was cancelled from outside."""
+        wave = self.waves[index]
+
+        def done(tp: tuple[str, int]) -> bool:
+            # Replicas as planned; a reorder left (other order) counts as done too.
+            return tp not in self.running and set(self.current.get(tp, [])) == set(self.plan[tp])
+
+        # No longer moving but not as planned: the metadata this broker answers with may lag
+        # the controller for a moment, so only after LOST_GRACE seconds is it a cancelled move.
+        now = time.monotonic()
+        lost = [tp for tp in wave if tp not in self.running and not done(tp)]
+        for tp in lost:
+            self.lost_since.setdefault(tp, now)
+        for tp in [tp for tp in self.lost_since if tp not in lost]:
+            del self.lost_since[tp]
+        gone = [tp for tp in lost if now - self.lost_since[tp] >= LOST_GRACE]
+        if gone:
+            names = ", ".join(f"{t}-{p}" for t, p in gone[:5])
+            raise PlanFailed(
+                f"wave {index + 1}: {names} stopped moving without reaching the plan",
+                "cancelled by another tool?",
+            )
+        return all(done(tp) for tp in wave)
+
+    def wait_wave(self, index: int, report: Any) -> None:
+        """Poll until wave ``index`` completes, calling ``report(progress line)`` each poll;
+        :class:`StuckError` when its moves stall for the stall timeout."""
+        while True:
+            self.refresh()
+            stuck = self.tracker.stalled(time.monotonic(), self.stall_timeout, sorted(self.running))
+            line = self.progress(stuck)
+            report(line)
+            if self.wave_done(index):
+                for tp in self.waves[index]:
+                    self.tracker.forget(tp)
+                return
+            if stuck and len(stuck) == len(self.running):
+                names = ", ".join(f"{t}-{p}" for t, p in stuck[:10])
+                more = f" and {len(stuck) - 10} more" if len(stuck) > 10 else ""
+                raise StuckError(
+                    f"no progress for {self.stall_timeout:g}s on {names}{more}",
+                    "an adding replica's broker may be down; the throttle stays only for the "
+                    "moves in flight; run 'reassign verify --resume' when it is back",
+                )
+            time.sleep(self.interval)

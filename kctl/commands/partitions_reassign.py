@@ -79,11 +79,109 @@ def generate(
     note(f"{moves(current, proposed)} replica(s) move in {len(proposed)} partition(s)")
 
 
+WAVE_HELP = "partition moves in flight at once: the plan runs in waves of at most N"
+
+
+def _wave_options(
+    max_concurrent: int | None,
+    max_bytes_in_flight: str | None,
+    throttle: str | None,
+    stall_timeout: str,
+    interval: str,
+) -> tuple[dict[str, Any], str]:
+    """The options of a wave run, and the same as command-line text (for the resume hint)."""
+    from kctl.parsing import duration
+    from kctl.replicas.waves import parse_size
+
+    options: dict[str, Any] = {
+        "max_concurrent": max_concurrent,
+        "max_bytes": None
+        if max_bytes_in_flight is None
+        else parse_size(max_bytes_in_flight, "--max-bytes-in-flight"),
+        "throttle": None if throttle is None else parse_size(throttle, "--throttle"),
+        "stall_timeout": max(1.0, duration(stall_timeout, "--stall-timeout").total_seconds()),
+        "interval": max(0.1, duration(interval, "--interval").total_seconds()),
+    }
+    hint = ""
+    if max_concurrent is not None:
+        hint += f" --max-concurrent {max_concurrent}"
+    if max_bytes_in_flight is not None:
+        hint += f" --max-bytes-in-flight {max_bytes_in_flight}"
+    if throttle is not None:
+        hint += f" --throttle {throttle}"
+    return options, hint
+
+
+MAX_CONCURRENT_OPTION = typer.Option(
+    None, "--max-concurrent", min=1, help=f"At most N {WAVE_HELP}.", metavar="N"
+)
+MAX_BYTES_OPTION = typer.Option(
+    None,
+    "--max-bytes-in-flight",
+    help="At most this many bytes copied per wave (50GB, 1GiB); a larger partition goes alone.",
+    metavar="SIZE",
+)
+THROTTLE_OPTION = typer.Option(
+    None,
+    "--throttle",
+    help="Replication throttle while moving (bytes/s: 50000000, 50MB), on the moving replicas "
+    "and their brokers only; removed when the plan completes, fails or is interrupted.",
+    metavar="RATE",
+)
+STALL_OPTION = typer.Option(
+    "60s",
+    "--stall-timeout",
+    help="With --wait: stop (exit 1, naming them) when the moves in flight copy nothing for "
+    "this long.",
+    metavar="DURATION",
+)
+INTERVAL_OPTION = typer.Option("1s", "--interval", help="How often to poll while waiting.")
+YES_OPTION = typer.Option(
+    False, "--yes", "-y", help="On Ctrl-C cancel the moves in flight without asking."
+)
+
+
+def _wave_run(
+    ctx: typer.Context,
+    admin: Any,
+    plan: Any,
+    file: Path,
+    wait: bool,
+    yes: bool,
+    options: dict[str, Any],
+    hint: str,
+) -> None:
+    from kctl.commands._reassign_run import run_waves
+
+    view = output_view(ctx)
+    jsonl = view.format == "jsonl"
+    _complete, answers = run_waves(
+        admin.conn, admin, plan, file=file, wait=wait, yes=yes, jsonl=jsonl,
+        options=options, hint_options=hint,
+    )  # fmt: skip
+    if jsonl and wait:
+        return  # the progress lines were the output
+    if wait:
+        from kctl.broker import reassign
+
+        rows, _ = reassign.verify(admin, admin.conn, plan)
+        emit(
+            Output(rows, cols("topic", "partition:>", "status", "current", "target")),
+            view,
+        )
+        return
+    emit_results(ctx, answers, RESULT_COLUMNS)
+
+
 @app.command(
     "execute",
     epilog=example(
         "kctl partitions reassign execute --file plan.json",
         "kctl partitions reassign execute --file plan.json --throttle 50000000 --execute",
+        "kctl partitions reassign execute -f plan.json --max-concurrent 2 --throttle 50MB "
+        "--wait --execute",
+        "kctl partitions reassign execute -f plan.json --max-concurrent 5 --wait --execute "
+        "-o jsonl",
     ),
 )
 def execute_(
@@ -91,33 +189,72 @@ def execute_(
     file: Path = typer.Option(
         ..., "--file", "-f", help="Plan JSON (reassign generate).", metavar="FILE"
     ),
-    throttle: int | None = typer.Option(
-        None,
-        "--throttle",
-        min=1,
-        help="Replication throttle in bytes/s while moving.",
-        metavar="BYTES_PER_S",
+    throttle: str | None = THROTTLE_OPTION,
+    max_concurrent: int | None = MAX_CONCURRENT_OPTION,
+    max_bytes_in_flight: str | None = MAX_BYTES_OPTION,
+    wait: bool = typer.Option(
+        False,
+        "--wait",
+        help="Submit every wave, each when the previous completes, showing progress; without "
+        "it only the first wave is submitted.",
     ),
+    stall_timeout: str = STALL_OPTION,
+    interval: str = INTERVAL_OPTION,
+    yes: bool = YES_OPTION,
     execute: bool = typer.Option(False, "--execute", help=EXECUTE_HELP),
 ) -> None:
-    """Start the reassignment in a plan file (AlterPartitionReassignments), optionally throttled;
-    'reassign verify' reports progress and removes the throttle once done."""
+    """Start the reassignment in a plan file (AlterPartitionReassignments), optionally throttled.
+    With --max-concurrent / --max-bytes-in-flight it runs in waves; with --wait it submits every
+    wave, shows progress (a bar on stderr, or -o jsonl lines on stdout) and removes the throttle
+    at the end. Without --wait, 'reassign verify' reports progress and removes the throttle once
+    done ('verify --resume' submits the waves left). Ctrl-C while waiting asks whether to cancel
+    the moves in flight; without a terminal --yes cancels, otherwise they are left running."""
     from kctl.broker import reassign
     from kctl.broker.client import Admin
     from kctl.replicas.plan import check_plan, plan_rows, read_plan
 
     plan = read_plan(file)
+    options, hint = _wave_options(
+        max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval
+    )
     admin = Admin(connection(ctx))
     reassign.check_alter_supported(admin.conn, "reassigning partitions")
     current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
     check_plan(plan, current, racks)
+    waved = wait or max_concurrent is not None or max_bytes_in_flight is not None
     if not execute:
-        emit(Output(plan_rows(current, plan), cols(*PLAN_COLUMNS)), output_view(ctx))
+        rows = plan_rows(current, plan)
+        if waved:
+            from kctl.replicas import waves
+
+            running = {(r["topic"], r["partition"]) for r in reassign.ongoing(admin.conn)}
+            states = waves.classify(plan, current, running)
+            todo = [tp for tp, s in states.items() if s == waves.PENDING]
+            order = waves.schedule(todo, {}, options["max_concurrent"], None)
+            for row in rows:
+                tp = (row["topic"], row["partition"])
+                row["state"] = states[tp]
+                row["wave"] = waves.wave_of(order, tp) or None
+            emit(Output(rows, cols(*PLAN_COLUMNS, "state", "wave:>")), output_view(ctx))
+            note(
+                f"plan: {len(plan)} partition(s), {len(todo)} to move in {len(order)} wave(s)"
+                + (" (by count; --max-bytes-in-flight is applied at run time)"
+                   if max_bytes_in_flight else "")
+                + "; nothing changed (add --execute to start)"
+            )  # fmt: skip
+            return
+        emit(Output(rows, cols(*PLAN_COLUMNS)), output_view(ctx))
         note(f"plan: {len(plan)} partition(s); nothing changed (add --execute to start)")
         return
-    if throttle is not None:
-        reassign.set_throttle(admin, current, plan, throttle)
-        note(f"replication throttled to {throttle} bytes/s until 'reassign verify' finds it done")
+    if waved:
+        _wave_run(ctx, admin, plan, file, wait, yes, options, hint)
+        return
+    if options["throttle"] is not None:
+        reassign.set_throttle(admin, current, plan, options["throttle"])
+        note(
+            f"replication throttled to {options['throttle']} bytes/s until 'reassign verify' "
+            "finds it done"
+        )
     emit_results(
         ctx, reassign.alter(admin.conn, dict(plan), "reassigning partitions"), RESULT_COLUMNS
     )
@@ -125,7 +262,11 @@ def execute_(
 
 @app.command(
     "verify",
-    epilog=example("kctl partitions reassign verify --file plan.json"),
+    epilog=example(
+        "kctl partitions reassign verify --file plan.json",
+        "kctl partitions reassign verify --file plan.json --resume --max-concurrent 2 "
+        "--throttle 50MB",
+    ),
 )
 def verify_(
     ctx: typer.Context,
@@ -135,21 +276,54 @@ def verify_(
     keep_throttle: bool = typer.Option(
         False, "--keep-throttle", help="Leave the replication throttle in place."
     ),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        "--execute",
+        help="Submit what is not started yet, in waves (as execute --wait), and wait for it.",
+    ),
+    throttle: str | None = THROTTLE_OPTION,
+    max_concurrent: int | None = MAX_CONCURRENT_OPTION,
+    max_bytes_in_flight: str | None = MAX_BYTES_OPTION,
+    stall_timeout: str = STALL_OPTION,
+    interval: str = INTERVAL_OPTION,
+    yes: bool = YES_OPTION,
 ) -> None:
-    """Per partition of the plan: complete, in progress or not applied. Once every partition
-    is complete the replication throttle is removed. Exit 3 while not complete."""
+    """Per partition of the plan: complete, in progress or not applied, read from the cluster
+    (works from any machine). Once every partition is complete the replication throttle is
+    removed. With --resume the partitions not started are submitted in waves and waited for
+    (a half-done 'execute' finishes). Exit 3 while not complete."""
     from kctl.broker import reassign
     from kctl.broker.client import Admin
     from kctl.replicas.plan import read_plan
 
     plan = read_plan(file)
+    options, hint = _wave_options(
+        max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval
+    )
     admin = Admin(connection(ctx))
+    if resume:
+        reassign.check_alter_supported(admin.conn, "reassigning partitions")
+        _wave_run(ctx, admin, plan, file, True, yes, options, hint)
+        return
     rows, done = reassign.verify(admin, admin.conn, plan)
     emit(
         Output(rows, cols("topic", "partition:>", "status", "current", "target")), output_view(ctx)
     )
     if not done:
-        note("reassignment not complete; the throttle (if any) stays")
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[str(r["status"])] = counts.get(str(r["status"]), 0) + 1
+        summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        if keep_throttle or any(r["status"] == "in-progress" for r in rows):
+            note(f"reassignment not complete ({summary}); the throttle (if any) stays")
+        else:
+            cleared = reassign.clear_throttles(admin, sorted({t for t, _ in plan}))
+            note(
+                f"reassignment not complete ({summary}); nothing in flight"
+                + (f", leftover throttle removed ({len(cleared)} config(s))" if cleared else "")
+                + f"; 'reassign verify --file {file} --resume' submits the rest"
+            )
         raise typer.Exit(EXIT_FINDINGS)
     if not keep_throttle:
         cleared = reassign.clear_throttles(admin, sorted({t for t, _ in plan}))
@@ -216,3 +390,55 @@ def list_(ctx: typer.Context) -> None:
     from kctl.broker import reassign
 
     emit(Output(reassign.ongoing(connection(ctx)), cols(*ONGOING_COLUMNS)), output_view(ctx))
+
+
+STATUS_COLUMNS = (
+    "topic", "partition:>", "replicas", "adding_replicas", "removing_replicas",
+    "bytes_copied:>", "bytes_total:>", "age", "throttled",
+)  # fmt: skip
+
+
+@app.command(
+    "status",
+    epilog=example("kctl partitions reassign status", "kctl partitions reassign status -o json"),
+)
+def status(ctx: typer.Context) -> None:
+    """Every ongoing reassignment in the cluster, whoever started it: replicas, adding and
+    removing ones, bytes the adding replicas copied of the partition's size (DescribeLogDirs),
+    age, and whether its topic carries a replication throttle. The broker does not say when a
+    move started: the age counts from when kctl submitted it or first saw it (another tool's
+    move shows "unknown" the first time). Throttle rates set on brokers are noted on stderr."""
+    from kctl.broker import kafka_python, reassign
+    from kctl.broker.client import Admin
+    from kctl.commands._reassign_run import first_seen
+    from kctl.replicas import progress
+
+    admin = Admin(connection(ctx))
+    with kafka_python.admin_client(admin.conn) as client:
+        rows = reassign.ongoing_with(client, None, admin.conn.timeout)
+        wanted: dict[str, list[int]] = {}
+        for r in rows:
+            wanted.setdefault(r["topic"], []).append(r["partition"])
+        sizes, silent = reassign.replica_sizes_with(client, wanted) if rows else ({}, [])
+    throttles = reassign.throttle_values(admin, sorted(wanted))
+    throttled_topics = {n for k, n, _ in throttles if k == "topic"}
+    for r in rows:
+        tp = (r["topic"], r["partition"])
+        size = max(
+            (v for (t, p, b), v in sizes.items()
+             if (t, p) == tp and b not in r["adding_replicas"]),
+            default=0,
+        )  # fmt: skip
+        done, total = progress.copied(tp, list(r["adding_replicas"]), sizes, size)
+        r["bytes_copied"], r["bytes_total"] = done, total
+        r["throttled"] = r["topic"] in throttled_topics
+    rows = first_seen(admin, rows)
+    emit(Output(rows, cols(*STATUS_COLUMNS)), output_view(ctx))
+    rates = [f"broker {n}: {', '.join(f'{k}={v}' for k, v in sorted(v.items()))}"
+             for k, n, v in throttles if k == "broker"]  # fmt: skip
+    note(
+        f"{len(rows)} ongoing reassignment(s)"
+        + (f"; throttles: {'; '.join(rates)}" if rates else "; no broker throttle set")
+        + (f"; broker(s) {', '.join(map(str, silent))} did not answer DescribeLogDirs"
+           if silent else "")
+    )  # fmt: skip
