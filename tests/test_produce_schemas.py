@@ -622,3 +622,123 @@ def test_typed_single_value_from_the_command_line(
     assert r.code == 2, r.stderr
     assert "kctl: error: --value is not JSON data (" in r.stderr
     assert len(read_all(bootstrap, topic)) == 1
+
+
+def test_a_json_lines_value_message_picks_the_protobuf_message_without_value_message(
+    skctl: Callable[..., Run], new_topic: Callable[..., str], bootstrap: str, tmp_path: Path
+) -> None:
+    """consume prints value_message beside each Protobuf record; produce writes each line as
+    the message it names (message indexes [1] for the file's second), the first message
+    otherwise."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+
+    topic = new_topic(partitions=1, prefix="sr-proto-line")
+    name = "shop_" + unique("l").replace("-", "_")
+    text = ORDER_PROTO.replace("package shop.v1;", f"package {name};")
+    schema_file = tmp_path / f"{name}.proto"
+    schema_file.write_text(text)
+    pb = protoc_module(tmp_path, name, text)
+    lines = [
+        {"value": {"orderId": "7", "reason": "late"}, "value_message": f"{name}.Refund"},
+        {"value": {"id": "8", "qty": 2, "item": "x"}},
+    ]
+    r = skctl(
+        "produce", topic, "--format", "jsonl", "--value-format", "protobuf",
+        "--value-schema", str(schema_file), input=jsonl(lines),
+    )  # fmt: skip
+    assert r.code == 0, r.stderr
+    refund, order = (m.value() for m in read_all(bootstrap, topic))
+    assert refund[5:7] == b"\x02\x02" and order[5:6] == b"\x00"
+    conf = {"use.deprecated.format": False}
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    got = ProtobufDeserializer(pb.Refund, conf)(refund, ctx)
+    assert (got.order_id, got.reason) == (7, "late")
+    got = ProtobufDeserializer(pb.Order, conf)(order, ctx)
+    assert (got.id, got.qty, got.item) == (8, 2, "x")
+
+
+def test_lines_with_a_key_separator_encode_key_and_value_and_honour_the_null_marker(
+    skctl: Callable[..., Run],
+    new_topic: Callable[..., str],
+    bootstrap: str,
+    sr_client: Any,
+    tmp_path: Path,
+) -> None:
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    topic = new_topic(partitions=1, prefix="sr-lines-key")
+    key_schema = {"title": "K", "type": "object", "properties": {"id": {"type": "integer"}}}
+    (tmp_path / "k.json").write_text(json.dumps(key_schema))
+    (tmp_path / "v.json").write_text(json.dumps(ORDER_JSON_SCHEMA))
+    text = '{"id":1}\t{"id":1,"qty":1,"item":"a"}\n\n{"id":2}\tNULL\n'
+    r = skctl(
+        "produce", topic, "--key-separator", "\\t", "--null-marker", "NULL",
+        "--key-format", "json-schema", "--key-schema", str(tmp_path / "k.json"),
+        "--value-format", "json-schema", "--value-schema", str(tmp_path / "v.json"),
+        input=text,
+    )  # fmt: skip
+    assert r.code == 0, r.stderr
+    first, second = read_all(bootstrap, topic)
+    keys = JSONDeserializer(json.dumps(key_schema), schema_registry_client=sr_client)
+    values = JSONDeserializer(json.dumps(ORDER_JSON_SCHEMA), schema_registry_client=sr_client)
+    kctx = SerializationContext(topic, MessageField.KEY)
+    vctx = SerializationContext(topic, MessageField.VALUE)
+    assert keys(first.key(), kctx) == {"id": 1}
+    assert values(first.value(), vctx) == {"id": 1, "qty": 1, "item": "a"}
+    assert keys(second.key(), kctx) == {"id": 2}
+    assert second.value() is None
+
+
+def test_a_bad_line_in_a_transaction_aborts_it(
+    skctl: Callable[..., Run], new_topic: Callable[..., str], bootstrap: str, tmp_path: Path
+) -> None:
+    """With --transactional-id nothing of the run is visible to read_committed readers."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    topic = new_topic(partitions=1, prefix="sr-txn")
+    schema_file = tmp_path / "order.json"
+    schema_file.write_text(json.dumps(ORDER_JSON_SCHEMA))
+    text = '{"id": 1, "qty": 1, "item": "a"}\n{"id": 2, "qty": "two", "item": "b"}\n'
+    r = skctl(
+        "produce", topic, "--value-format", "json-schema", "--value-schema", str(schema_file),
+        "--transactional-id", unique("tx"), input=text,
+    )  # fmt: skip
+    assert r.code == 2, r.stderr
+    assert "line 2 does not fit the value schema ($.qty: " in r.stderr
+
+    def read(isolation: str) -> list[Any]:
+        conf = {"bootstrap.servers": bootstrap, "group.id": unique("g")}
+        c = Consumer({**conf, "isolation.level": isolation, "enable.partition.eof": True})
+        try:
+            c.assign([TopicPartition(topic, 0, 0)])
+            out: list[Any] = []
+            for _ in range(50):
+                for m in c.consume(100, 0.2):
+                    if m.error() is None:
+                        out.append(m)
+                    elif m.error().code() == KafkaError._PARTITION_EOF:
+                        return out
+            raise AssertionError("the partition's end was not reached")
+        finally:
+            c.close()
+
+    assert len(read("read_uncommitted")) == 1  # the first line was written, in the transaction
+    assert read("read_committed") == []  # and aborted
+
+
+def test_a_missing_topic_is_reported_before_any_schema_is_registered(
+    skctl: Callable[..., Run], sr_client: Any, tmp_path: Path
+) -> None:
+    topic = unique("sr-missing")
+    schema_file = tmp_path / "order.avsc"
+    schema_file.write_text(json.dumps(ORDER_AVSC))
+    r = skctl(
+        "produce", topic, "--value-format", "avro", "--value-schema", str(schema_file),
+        input=jsonl(avro_orders(1)),
+    )  # fmt: skip
+    assert r.code == 1, r.stderr
+    assert topic in r.stderr and "registered" not in r.stderr
+    assert f"{topic}-value" not in sr_client.get_subjects()

@@ -17,8 +17,8 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import IO, Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from kctl.broker.client import Admin, ErrorLog, error_text, make_producer, translate
 from kctl.broker.connect import Connection
@@ -33,6 +33,9 @@ from kctl.produce.lines import (
 )
 from kctl.produce.options import ProduceOptions
 from kctl.runtime.signals import SignalTrap
+
+if TYPE_CHECKING:
+    from kctl.produce.typed import TypedInput
 
 POLL_EVERY = 4096
 QUEUE_FULL = -184  # librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL
@@ -212,13 +215,16 @@ def produce(
     single: Record | None = None,
     progress: Callable[[int], None] | None = None,
     waiting: Callable[[int], None] | None = None,
+    typed: Callable[[], TypedInput] | None = None,
 ) -> ProduceSummary:
     """Send every line of every source (or the one ``single`` record) and count every record
     handed to the client as delivered, failed or unknown. A signal or bad input stops reading,
     then what is in flight is flushed (bad input is returned in ``summary.error``, not raised).
     Reading stops, and the flush ends, when nothing was delivered for ``conn.timeout`` seconds
     while records wait; a signal during the flush ends it at once. ``waiting(n)`` is called
-    once when the final flush has taken a second with ``n`` records still unconfirmed."""
+    once when the final flush has taken a second with ``n`` records still unconfirmed.
+    ``typed``: the encoders of --value-format/--key-format, made once the topic is known to
+    exist (a schema is registered for a topic that is there, not for a misspelt one)."""
     from confluent_kafka import KafkaException
 
     summary = ProduceSummary(offsets=opts.offsets)
@@ -236,7 +242,7 @@ def produce(
 
     txn = bool(opts.transactional_id)
     made = None
-    if sources is not None and single is None and not txn and _simple(opts):
+    if sources is not None and single is None and not txn and _simple(opts) and typed is None:
         from kctl.broker import native_producer
 
         made = native_producer.create(
@@ -254,6 +260,8 @@ def produce(
         )
     nudge = _PidNudge(producer, opts.topic) if opts.idempotence and not txn else None
     partitions = check_topic(Admin(conn, producer, log), opts.topic, opts.partition)
+    if typed is not None:
+        opts = replace(opts, typed=typed())
     started = time.monotonic()
     # Records wait up to linger.ms before they are even sent: that is not a stall.
     linger = LINGER_MS if opts.linger_ms is None else opts.linger_ms

@@ -13,10 +13,10 @@ from kctl.commands._complete import topic_names
 from kctl.errors import EXIT_INTERRUPTED
 from kctl.formatters import Column, Output, cols, emit
 from kctl.produce.lines import MAX_LINE_BYTES
-from kctl.produce.options import CODECS, ProduceOptions
+from kctl.produce.options import CODECS
 
 if TYPE_CHECKING:
-    from kctl.produce.typed import Side
+    from kctl.produce.typed import Side, TypedInput
 
 EPILOG = example(
     "echo hello | kctl produce orders",
@@ -49,11 +49,9 @@ SUMMARY_COLUMNS = cols(
 )
 
 
-def _typed(
-    ctx: typer.Context, sending: ProduceOptions, sides: list[Side], strategy: str
-) -> ProduceOptions:
-    """The sender's options with the typed sides' encoders: each schema file read, registered
-    or each subject looked up once (the registry's answer on stderr)."""
+def _typed(ctx: typer.Context, sides: list[Side], topic: str, strategy: str) -> TypedInput:
+    """The typed sides' encoders: each schema file read and registered, or each subject looked
+    up, once (the registry's answer on stderr)."""
     from dataclasses import replace
 
     from kctl.commands._common import schema_registry
@@ -66,10 +64,10 @@ def _typed(
         else s
         for s in sides
     ]
-    encoders, resolved = typed.build(schema_registry(ctx), sides, sending.topic, strategy)
+    encoders, resolved = typed.build(schema_registry(ctx), sides, topic, strategy)
     for got in resolved:
         note(got.line())
-    return replace(sending, typed=encoders)
+    return encoders
 
 
 class _Bar:
@@ -268,9 +266,10 @@ def produce(
         offsets=offsets,
         max_line_bytes=max_line_bytes,
     )
-    sending = opts.sending()
-    if sides:
-        sending = _typed(ctx, sending, sides, subject_name_strategy)
+
+    def encoders() -> TypedInput:
+        return _typed(ctx, sides, opts.topic, subject_name_strategy)
+
     from kctl.runtime.heap import keep_heap
 
     keep_heap()
@@ -303,11 +302,12 @@ def produce(
 
         result = run(
             conn,
-            sending,
+            opts.sending(),
             streams,
             single=opts.single,
             progress=bar,
             waiting=waiting,
+            typed=encoders if sides else None,
         )
     finally:
         if bar is not None:
