@@ -742,3 +742,48 @@ def test_a_missing_topic_is_reported_before_any_schema_is_registered(
     assert r.code == 1, r.stderr
     assert topic in r.stderr and "registered" not in r.stderr
     assert f"{topic}-value" not in sr_client.get_subjects()
+
+
+COUNTING = """
+import atexit, json, sys
+from collections import Counter
+from kctl.registry import client
+from kctl.cli import main
+
+sent = Counter()
+plain = client.RegistryClient._send
+
+def counted(self, method, path, payload):
+    sent[method] += 1
+    return plain(self, method, path, payload)
+
+client.RegistryClient._send = counted
+atexit.register(lambda: sys.stderr.write("SENT " + json.dumps(sent) + "\\n"))
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("records", [1, 2000])
+def test_the_registry_is_asked_a_few_times_per_run_however_many_records(
+    records: int,
+    registry_env: dict[str, str],
+    new_topic: Callable[..., str],
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """The requests kctl sends (counted by wrapping the client's send, in a kctl process):
+    registering the file and asking its version, then nothing per record: the same count for 1
+    record and for 2,000."""
+    topic = new_topic(partitions=1, prefix="sr-count")
+    schema_file = tmp_path / "order.avsc"
+    schema_file.write_text(json.dumps(ORDER_AVSC))
+    command = [sys.executable, "-c", COUNTING, "produce", topic, "--value-format", "avro",
+               "--value-schema", str(schema_file)]  # fmt: skip
+    r = subprocess.run(
+        command, env=registry_env, input=jsonl(avro_orders(records)), capture_output=True,
+        text=True, timeout=90,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stderr.split("SENT ", 1)[1])
+    assert sum(sent.values()) <= 3, sent  # register, the version lookup (and a fallback GET)
+    assert len(read_all(bootstrap, topic)) == records
