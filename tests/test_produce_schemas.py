@@ -787,3 +787,70 @@ def test_the_registry_is_asked_a_few_times_per_run_however_many_records(
     sent = json.loads(r.stderr.split("SENT ", 1)[1])
     assert sum(sent.values()) <= 3, sent  # register, the version lookup (and a fallback GET)
     assert len(read_all(bootstrap, topic)) == records
+
+
+def test_a_proto_file_importing_another_subject_is_registered_with_its_reference(
+    skctl: Callable[..., Run],
+    new_topic: Callable[..., str],
+    bootstrap: str,
+    sr_client: Any,
+    tmp_path: Path,
+) -> None:
+    """--value-reference NAME=SUBJECT:latest: the file is registered with the reference (the
+    version the registry holds), encoded with the imported message, and read back by
+    confluent's deserializer with protoc's classes of both files."""
+    import importlib
+
+    from confluent_kafka.schema_registry import Schema
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    pkg = "inv_" + unique("r").replace("-", "_")
+    common = f'syntax = "proto3";\npackage {pkg}.common;\n\nmessage Money {{\n  int64 cents = 1;\n  string currency = 2;\n}}\n'  # fmt: skip
+    main = f'syntax = "proto3";\npackage {pkg};\n\nimport "{pkg}/common.proto";\n\nmessage Invoice {{\n  string id = 1;\n  {pkg}.common.Money total = 2;\n}}\n'  # fmt: skip
+    common_subject = unique("money") + "-value"
+    sr_client.register_schema(common_subject, Schema(common, "PROTOBUF"))
+    src, out = tmp_path / "src", tmp_path / "gen"
+    (src / pkg).mkdir(parents=True)
+    out.mkdir()
+    (src / pkg / "common.proto").write_text(common)
+    (src / f"{pkg}_main.proto").write_text(main)
+    subprocess.run(
+        [sys.executable, "-m", "grpc_tools.protoc", f"-I{src}", f"--python_out={out}",
+         f"{pkg}/common.proto", f"{pkg}_main.proto"],
+        check=True, cwd=src,
+    )  # fmt: skip
+    sys.path.insert(0, str(out))
+    try:
+        pb = importlib.import_module(f"{pkg}_main_pb2")
+    finally:
+        sys.path.remove(str(out))
+    topic = new_topic(partitions=1, prefix="sr-proto-ref")
+    r = skctl(
+        "produce", topic, "--value-format", "protobuf",
+        "--value-schema", str(src / f"{pkg}_main.proto"),
+        "--value-reference", f"{pkg}/common.proto={common_subject}:latest",
+        input=jsonl([{"id": "inv-1", "total": {"cents": "1250", "currency": "EUR"}}]),
+    )  # fmt: skip
+    assert r.code == 0, r.stderr
+    registered = sr_client.get_latest_version(f"{topic}-value")
+    refs = [(x.name, x.subject, x.version) for x in registered.schema.references]
+    assert refs == [(f"{pkg}/common.proto", common_subject, 1)]
+    (raw,) = (m.value() for m in read_all(bootstrap, topic))
+    got = ProtobufDeserializer(pb.Invoice, {"use.deprecated.format": False})(
+        raw, SerializationContext(topic, MessageField.VALUE)
+    )
+    assert (got.id, got.total.cents, got.total.currency) == ("inv-1", 1250, "EUR")
+
+
+def test_references_need_a_schema_file(kctl: Callable[..., Run]) -> None:
+    r = kctl(
+        "produce", "t", "--value-format", "protobuf", "--value-subject", "s",
+        "--value-reference", "a.proto=b-value:1", input="",
+    )  # fmt: skip
+    assert r.code == 2 and "--value-reference applies to --value-schema" in r.stderr, r.stderr
+    r = kctl(
+        "produce", "t", "--value-format", "protobuf", "--value-schema", "x.proto",
+        "--value-reference", "a.proto", input="",
+    )  # fmt: skip
+    assert r.code == 2 and "--reference" in r.stderr, r.stderr

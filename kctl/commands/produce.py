@@ -17,6 +17,7 @@ from kctl.produce.options import CODECS
 
 if TYPE_CHECKING:
     from kctl.produce.typed import Side, TypedInput
+    from kctl.schemas.model import Reference
 
 EPILOG = example(
     "echo hello | kctl produce orders",
@@ -57,6 +58,7 @@ def _typed(ctx: typer.Context, sides: list[Side], topic: str, strategy: str) -> 
     from kctl.commands._common import schema_registry
     from kctl.inputs import read_input
     from kctl.produce import typed
+    from kctl.schemas.model import Schema
 
     sides = [
         replace(s, schema_text=read_input(s.schema_file, f"--{s.what}-schema", typed.SCHEMA_FILE))
@@ -64,7 +66,16 @@ def _typed(ctx: typer.Context, sides: list[Side], topic: str, strategy: str) -> 
         else s
         for s in sides
     ]
-    encoders, resolved = typed.build(schema_registry(ctx), sides, topic, strategy)
+    from kctl.commands.schemas import resolve_references
+
+    client = schema_registry(ctx)
+    sides = [  # "latest" references as the version numbers the registry stores
+        replace(s, references=resolve_references(Schema("", "", s.references), client).references)
+        if s.references
+        else s
+        for s in sides
+    ]
+    encoders, resolved = typed.build(client, sides, topic, strategy)
     for got in resolved:
         note(got.line())
     return encoders
@@ -206,6 +217,16 @@ def produce(
     key_message: str | None = typer.Option(
         None, "--key-message", metavar="NAME", help="As --value-message, for keys."
     ),
+    value_reference: list[str] = typer.Option(
+        [],
+        "--value-reference",
+        metavar="NAME=SUBJECT:VERSION",
+        help="A schema --value-schema imports, registered under SUBJECT (VERSION a number or "
+        "latest; repeatable), as kctl schemas register --reference.",
+    ),
+    key_reference: list[str] = typer.Option(
+        [], "--key-reference", metavar="NAME=SUBJECT:VERSION", help="As --value-reference."
+    ),
     subject_name_strategy: str = typer.Option(
         "topic",
         "--subject-name-strategy",
@@ -229,11 +250,32 @@ def produce(
     from kctl.broker.produce import produce as run
     from kctl.produce import options, summary, typed
 
+    def references(items: list[str]) -> tuple[Reference, ...]:
+        if not items:
+            return ()
+        from kctl.commands.schemas import parse_reference
+
+        return tuple(map(parse_reference, items))
+
     sides = [
         side
         for side in (
-            typed.check_side("value", value_format, value_schema, value_subject, value_message),
-            typed.check_side("key", key_format, key_schema, key_subject, key_message),
+            typed.check_side(
+                "value",
+                value_format,
+                value_schema,
+                value_subject,
+                value_message,
+                references(value_reference),
+            ),
+            typed.check_side(
+                "key",
+                key_format,
+                key_schema,
+                key_subject,
+                key_message,
+                references(key_reference),
+            ),
         )
         if side is not None
     ]

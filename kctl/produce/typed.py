@@ -18,7 +18,7 @@ from typing import Any
 from kctl.errors import UsageError
 from kctl.inputs import Kind, MiB
 from kctl.produce.lines import Record, json_doc_record
-from kctl.schemas.model import RECORD_FORMATS, RegisteredSchema, Schema, SchemaSource
+from kctl.schemas.model import RECORD_FORMATS, Reference, RegisteredSchema, Schema, SchemaSource
 
 # --subject-name-strategy: Confluent's TopicNameStrategy, RecordNameStrategy and
 # TopicRecordNameStrategy.
@@ -45,6 +45,8 @@ class Side:
     subject: str | None = None
     version: int | None = None
     message: str | None = None
+    # --{what}-reference: the subjects the schema file imports (registered with it)
+    references: tuple[Reference, ...] = ()
 
     @property
     def schema_type(self) -> str:
@@ -73,12 +75,18 @@ def check_side(
     schema_file: str | None,
     subject: str | None,
     message: str | None,
+    references: tuple[Reference, ...] = (),
 ) -> Side | None:
     """The ``--{what}-format``/``-schema``/``-subject``/``-message`` options, checked (usage
     errors, exit 2); None when no registry format is asked for that side. The schema file is
     not read here (:func:`read_schema`)."""
     if fmt is None:
-        for option, given in (("schema", schema_file), ("subject", subject), ("message", message)):
+        for option, given in (
+            ("schema", schema_file),
+            ("subject", subject),
+            ("message", message),
+            ("reference", references or None),
+        ):
             if given is not None:
                 raise UsageError(
                     f"--{what}-{option} needs --{what}-format",
@@ -99,6 +107,11 @@ def check_side(
                 f"--{what}-subject with --{what}-schema names where the file is registered",
                 "it takes no version",
             )
+    if references and schema_file is None:
+        raise UsageError(
+            f"--{what}-reference applies to --{what}-schema",
+            "a subject's schema carries its references",
+        )
     if message is not None and fmt != "protobuf":
         raise UsageError(f"--{what}-message applies to --{what}-format protobuf only")
     if schema_file is not None:
@@ -109,7 +122,7 @@ def check_side(
                 f"--{what}-schema {schema_file} is a {kind} schema by its extension",
                 f"--{what}-format {fmt} writes {RECORD_FORMATS[fmt]}",
             )
-    return Side(what, fmt, schema_file, None, subject, version, message)
+    return Side(what, fmt, schema_file, None, subject, version, message, references)
 
 
 @dataclass(frozen=True)
@@ -140,7 +153,7 @@ def resolve(
     subject the naming strategy gives (the registry's id and version), or the subject's
     version looked up (nothing registered). The subject's schema must be of the side's type."""
     if side.schema_text is not None:
-        schema = Schema(side.schema_type, side.schema_text)
+        schema = Schema(side.schema_type, side.schema_text, side.references)
         subject = side.subject
         if subject is None:
             name = record_name(schema, side.message) if strategy != "topic" else ""
