@@ -31,6 +31,8 @@ PATHS = {
     "kctl replicas compare dirs",
     "kctl partitions elect-leaders --from-file",
     "kctl partitions reassign generate --current-file",
+    "kctl partitions reassign generate --from-snapshot",
+    "kctl partitions reassign generate --report",
     "kctl partitions reassign execute --file/-f",
     "kctl partitions reassign verify --file/-f",
     "kctl partitions reassign cancel --file/-f",

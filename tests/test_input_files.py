@@ -49,6 +49,10 @@ INPUT_FILES: dict[tuple[str, str], tuple[list[str], inputs.Kind]] = {
     ),
     ("records delete", "--offsets-json"): (["--offsets-json", "{}", "--yes"], inputs.OFFSETS),
     ("replicas validate", "--snapshot"): (["--snapshot", "{}"], inputs.SNAPSHOT),
+    ("partitions reassign generate", "--from-snapshot"): (
+        ["--from-snapshot", "{}"],
+        inputs.SNAPSHOT,
+    ),
     ("tokens renew", "--hmac-file"): (["--hmac-file", "{}"], inputs.SECRET),
     ("tokens expire", "--hmac-file"): (["--hmac-file", "{}", "--yes"], inputs.SECRET),
     ("users set-password", "--password-file"): (["u", "--password-file", "{}"], inputs.SECRET),
@@ -64,6 +68,7 @@ NOT_INPUT_FILES = {
     ("analytics lag", "inputs"): "Spark's input; each named file is checked regular",
     ("groups lag", "--record"): "an output",
     ("partitions reassign generate", "--current-file"): "an output",
+    ("partitions reassign generate", "--report"): "an output",
     ("tokens create", "--hmac-file"): "an output",
     ("metadata image", "--snapshot-json"): "an output",
     ("metadata image", "directory"): "a directory, walked",

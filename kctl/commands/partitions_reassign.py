@@ -37,16 +37,83 @@ def emit_results(ctx: typer.Context, rows: list[dict[str, Any]], columns: tuple[
 @app.command(
     "generate",
     epilog=example(
+        "kctl partitions reassign generate --add-broker 4,5 -o json > plan.json",
+        "kctl partitions reassign generate --remove-broker 2 --report r.json -o json > plan.json",
+        "kctl partitions reassign generate --balance disk --tolerance 5 --max-bytes 200GB",
+        "kctl partitions reassign generate --from-snapshot snap.json --balance-disks -o json",
+        "kctl partitions reassign generate -t orders --replication-factor 3 -o json",
         "kctl partitions reassign generate --topic orders --brokers 1,2,3 -o json > plan.json",
-        "kctl partitions reassign generate -t a -t b --brokers 4,5,6 --current-file rollback.json",
     ),
 )
 def generate(
     ctx: typer.Context,
     topics: list[str] = typer.Option(
-        ..., "--topic", "-t", help="Topic to move (repeatable).", autocompletion=topic_names
+        [],
+        "--topic",
+        "-t",
+        help="Topic to plan for (repeatable; default: every non-internal topic).",
+        autocompletion=topic_names,
     ),
-    brokers: str = typer.Option(..., "--brokers", help="Target broker ids, e.g. 1,2,3."),
+    include: str | None = typer.Option(
+        None, "--include", help="Only topics whose name matches this regular expression."
+    ),
+    brokers: str | None = typer.Option(
+        None, "--brokers", help="Only these brokers may hold replicas, e.g. 1,2,3."
+    ),
+    remove_broker: str | None = typer.Option(
+        None,
+        "--remove-broker",
+        help="Decommission: every replica leaves these brokers (ids).",
+        metavar="IDS",
+    ),
+    add_broker: str | None = typer.Option(
+        None,
+        "--add-broker",
+        help="Scale out: these brokers take their share (ids; ID:RACK for one a snapshot lacks).",
+        metavar="IDS",
+    ),
+    balance: str | None = typer.Option(
+        None,
+        "--balance",
+        help="Bring every broker within --tolerance of the mean: replicas, leaders or disk.",
+        metavar="replicas|leaders|disk",
+    ),
+    tolerance: float = typer.Option(
+        10.0,
+        "--tolerance",
+        min=0,
+        help="Percent of the mean a broker may differ from it.",
+        metavar="PCT",
+    ),
+    replication_factor: int | None = typer.Option(
+        None,
+        "--replication-factor",
+        min=1,
+        help="Change the chosen topics' replication factor.",
+        metavar="N",
+    ),
+    max_moves: int | None = typer.Option(
+        None,
+        "--max-moves",
+        min=0,
+        help="At most N replicas move (the best moves first).",
+        metavar="N",
+    ),
+    max_bytes: str | None = typer.Option(
+        None, "--max-bytes", help="At most this many bytes move (200GB, 1.5TiB).", metavar="SIZE"
+    ),
+    balance_disks: bool = typer.Option(
+        False, "--balance-disks", help="Also even out each broker's log dirs (the plan's log_dirs)."
+    ),
+    from_snapshot: Path | None = typer.Option(
+        None,
+        "--from-snapshot",
+        help="Plan offline from 'kctl cluster snapshot -o json' (- reads stdin).",
+        metavar="FILE",
+    ),
+    report_file: Path | None = typer.Option(
+        None, "--report", help="Also write the before/after figures as JSON.", metavar="FILE"
+    ),
     current_file: Path | None = typer.Option(
         None,
         "--current-file",
@@ -54,9 +121,45 @@ def generate(
         metavar="FILE",
     ),
 ) -> None:
-    """Propose a placement on the target brokers: replicas already there stay, moved replicas go
-    to unused racks first, then to the least-loaded brokers, and preferred leaders are balanced.
-    With -o json the output is a plan for 'reassign execute' and kafka-reassign-partitions.sh."""
+    """Plan partition moves for the whole cluster (or the chosen topics): decommission, scale
+    out, balance replicas/leaders/bytes, change the replication factor, within a budget, and
+    even out log dirs. Replicas move only where the goal needs it; racks stay distinct where
+    they allow. -o json prints the plan (kafka-reassign-partitions.sh's JSON, for 'reassign
+    execute'); the table shows each broker before and after; a summary goes to stderr.
+    With only --topic and --brokers: the placement of those topics on those brokers."""
+    from kctl.commands import _reassign_plan as R
+
+    whole = any(
+        x is not None and x is not False
+        for x in (include, remove_broker, add_broker, balance, replication_factor, max_moves,
+                  max_bytes, from_snapshot, report_file)
+    ) or balance_disks or not topics or brokers is None  # fmt: skip
+    if not whole:
+        _generate_onto(ctx, list(topics), str(brokers), current_file)
+        return
+    goal = R.goal_of(
+        remove=remove_broker, add=add_broker, balance=balance, tolerance=tolerance,
+        replication_factor=replication_factor, max_moves=max_moves, max_bytes=max_bytes,
+        balance_disks=balance_disks, brokers=brokers,
+    )  # fmt: skip
+    snapshot = R.snapshot_of(ctx, from_snapshot, list(topics))
+    layout = R.load_layout(snapshot, list(topics), include)
+    if current_file is not None:
+        R.write_json(current_file, R.current_document(layout), "--current-file")
+        note(f"current assignment written to {current_file}")
+    _, doc, rep = R.make_plan(layout, goal)
+    if report_file is not None:
+        R.write_json(report_file, rep, "--report")
+    emit(Output(rep["brokers"], cols(*R.BROKER_COLUMNS), doc=doc), output_view(ctx))
+    for line in R.summary(rep):
+        note(line)
+
+
+def _generate_onto(
+    ctx: typer.Context, topics: list[str], brokers: str, current_file: Path | None
+) -> None:
+    """``--topic T... --brokers 1,2,3``: replicas already there stay, moved replicas go to
+    unused racks first, then to the least-loaded brokers, and preferred leaders are balanced."""
     from kctl.broker.client import Admin
     from kctl.broker.reassign import current_assignment
     from kctl.replicas.assign import moves

@@ -1,0 +1,225 @@
+"""``kctl partitions reassign generate`` for the whole cluster: the options read into a
+:class:`~kctl.replicas.rebalance.Goal`, the layout from the cluster or from a snapshot file, and
+the plan with its before/after figures (:mod:`kctl.replicas.rebalance`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kctl.errors import KctlError, UsageError
+
+BROKER_COLUMNS = (
+    "broker:>",
+    "rack",
+    "state",
+    "replicas_before:>",
+    "replicas_after:>",
+    "leaders_before:>",
+    "leaders_after:>",
+    "bytes_before:>",
+    "bytes_after:>",
+)
+
+
+def parse_ids(text: str, option: str) -> list[int]:
+    try:
+        ids = [int(b) for b in text.split(",") if b.strip()]
+    except ValueError:
+        raise UsageError(f"malformed {option} {text!r}", "expected ids like 4,5") from None
+    if not ids or len(set(ids)) != len(ids):
+        raise UsageError(f"malformed {option} {text!r}", "expected distinct ids like 4,5")
+    return ids
+
+
+def parse_added(text: str) -> dict[int, str | None]:
+    """``--add-broker 4,5`` or ``4:rack-a,5:rack-b`` (the rack of a broker a snapshot lacks)."""
+    out: dict[int, str | None] = {}
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        ident, _, rack = item.partition(":")
+        try:
+            b = int(ident)
+        except ValueError:
+            raise UsageError(
+                f"malformed --add-broker {text!r}", "expected ids like 4,5 or 4:rack-a,5:rack-b"
+            ) from None
+        if b in out:
+            raise UsageError(f"malformed --add-broker {text!r}", f"broker {b} is named twice")
+        out[b] = rack or None
+    if not out:
+        raise UsageError(f"malformed --add-broker {text!r}", "expected ids like 4,5")
+    return out
+
+
+def goal_of(
+    *,
+    remove: str | None,
+    add: str | None,
+    balance: str | None,
+    tolerance: float,
+    replication_factor: int | None,
+    max_moves: int | None,
+    max_bytes: str | None,
+    balance_disks: bool,
+    brokers: str | None,
+) -> Any:
+    from kctl.replicas.rebalance import METRICS, Goal
+
+    if balance is not None and balance not in METRICS:
+        raise UsageError(f"unknown --balance {balance!r}", "replicas, leaders or disk")
+    if tolerance < 0:
+        raise UsageError("--tolerance must be >= 0", f"got {tolerance}")
+    size = None
+    if max_bytes is not None:
+        from kctl.replicas.waves import parse_size
+
+        size = parse_size(max_bytes, "--max-bytes")
+    removed = parse_ids(remove, "--remove-broker") if remove else []
+    added = parse_added(add) if add else {}
+    both = sorted(set(removed) & set(added))
+    if both:
+        raise UsageError(f"broker {both[0]} is both added and removed")
+    targets = None
+    if brokers is not None:
+        from kctl.replicas.plan import parse_brokers
+
+        targets = parse_brokers(brokers)
+    return Goal(
+        remove=removed,
+        add=added,
+        balance=balance,
+        tolerance=tolerance / 100,
+        replication_factor=replication_factor,
+        max_moves=max_moves,
+        max_bytes=size,
+        balance_disks=balance_disks,
+        targets=targets,
+    )
+
+
+def load_layout(snapshot: Any, topics: list[str], include: str | None) -> Any:
+    from kctl.replicas.assign import PlanError
+    from kctl.replicas.rebalance import from_snapshot
+
+    if include is not None:
+        import re
+
+        try:
+            re.compile(include)
+        except re.error as exc:
+            raise UsageError(f"malformed --include {include!r}", str(exc)) from None
+    try:
+        layout = from_snapshot(snapshot, topics or None, include)
+    except PlanError as exc:
+        from kctl.errors import NotFoundError
+
+        raise NotFoundError(str(exc), "not in the cluster") from None
+    return layout
+
+
+def snapshot_of(ctx: Any, from_snapshot: Path | None, topics: list[str]) -> Any:
+    """The snapshot to plan from: the file, or one taken now (with log dirs)."""
+    if from_snapshot is not None:
+        from kctl.commands.replicas import load_snapshot
+
+        return load_snapshot(from_snapshot)
+    from kctl.broker.client import Admin
+    from kctl.broker.cluster_snapshot import collect
+    from kctl.commands._common import connection
+
+    return collect(Admin(connection(ctx)), list(dict.fromkeys(topics)) or None)
+
+
+def make_plan(layout: Any, goal: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """(the plan, its document, the report)."""
+    from kctl.replicas.assign import PlanError
+    from kctl.replicas.rebalance import document, plan, report
+
+    unknown = [b for b in goal.remove if b not in layout.racks and not _hosts(layout, b)]
+    if unknown:
+        from kctl.errors import NotFoundError
+
+        known = ", ".join(map(str, sorted(layout.racks)))
+        raise NotFoundError(f"unknown broker {unknown[0]}", f"brokers: {known}")
+    try:
+        result = plan(layout, goal)
+    except PlanError as exc:
+        raise KctlError("cannot generate a reassignment", str(exc)) from exc
+    return result, document(layout, result), report(layout, goal, result)
+
+
+def _hosts(layout: Any, broker: int) -> bool:
+    return any(broker in reps for reps in layout.replicas)
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n}"
+
+
+def summary(rep: dict[str, Any]) -> list[str]:
+    """The lines for stderr: what moves, the bound, the spreads, a budget or tolerance left."""
+    lines = [
+        f"{rep['moved_replicas']} replica(s) move ({_bytes(rep['moved_bytes'])}) in "
+        f"{rep['partitions_changed']} of {rep['partitions']} partition(s); "
+        f"{rep['leader_changes']} preferred leader change(s)"
+    ]
+    if rep["log_dir_moves"]:
+        lines.append(
+            f"{rep['log_dir_moves']} replica(s) move between log dirs "
+            f"({_bytes(rep['log_dir_moved_bytes'])})"
+        )
+    lb = rep["lower_bound"]
+    if lb is not None:
+        parts = []
+        if "replicas" in lb:
+            parts.append(f"{lb['replicas']} replica(s)")
+        parts.append(_bytes(lb["bytes"]))
+        lines.append("lower bound for this goal: " + ", ".join(parts))
+    sp = rep["spread"]
+    lines.append(
+        "spread (max - min) before -> after: "
+        f"replicas {sp['replicas']['before']} -> {sp['replicas']['after']}, "
+        f"leaders {sp['leaders']['before']} -> {sp['leaders']['after']}, "
+        f"bytes {_bytes(sp['bytes']['before'])} -> {_bytes(sp['bytes']['after'])}"
+    )
+    if rep["budget_reached"]:
+        lines.append(
+            "kctl: warning: the budget (--max-moves/--max-bytes) was reached"
+            + (
+                f"; {rep['unfinished_moves']} required move(s) left out"
+                if rep["unfinished_moves"]
+                else ""
+            )
+        )
+    goal = rep["goal"]
+    if (goal["balance"] in ("replicas", "disk") or goal["add_brokers"]) and not rep[
+        "within_tolerance"
+    ]:
+        lines.append(
+            f"kctl: warning: not every broker is within {goal['tolerance_pct']:g}% of the mean "
+            "(racks, replication factors or partition sizes leave no better move)"
+        )
+    return lines
+
+
+def write_json(path: Path, doc: Any, what: str) -> None:
+    from kctl.formatters import to_json
+
+    try:
+        path.write_text(to_json(doc) + "\n")
+    except OSError as exc:
+        raise KctlError(f"cannot write {what} {path}", exc.strerror) from None
+
+
+def current_document(layout: Any) -> dict[str, Any]:
+    from kctl.replicas.plan import plan_document
+
+    return plan_document(
+        {tp: list(reps) for tp, reps in zip(layout.partitions, layout.replicas, strict=True)}
+    )

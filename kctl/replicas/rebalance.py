@@ -1,0 +1,791 @@
+"""Whole-cluster reassignment plans, pure: decommission (``remove``), scale out (``add``),
+balance replicas / leaders / bytes within a tolerance, change the replication factor, stay
+within a budget of moves or bytes, and balance a broker's log dirs (``balance_disks``).
+
+The input is a :class:`Layout` (the current replicas of the chosen partitions, each
+partition's size, the brokers and their racks, the fenced brokers, the log dir of each
+replica); :func:`plan` returns a :class:`Plan` (the new replica lists, the log-dir moves and
+the figures). Same input, same plan: every choice is ordered by (load, broker id) or
+(size, partition index), never by set or dict iteration order, and nothing is random.
+
+The algorithm, in four passes (docs/partitions.md, "How the planner works"):
+
+1. **Hard constraints** (exact, minimal): per partition, the replicas on a removed broker, the
+   second replica on a broker or (where racks allow) on a rack, and the replicas above the
+   target replication factor leave; replicas below it are added. Each new replica goes to the
+   least-loaded eligible broker on a rack the partition does not use yet (one heap per rack:
+   O(racks x log brokers) per placement). Nothing else moves, so a decommission moves exactly
+   the replicas on the removed brokers.
+2. **Balance** (greedy): while a broker is above the tolerance band of the mean (replica count,
+   or bytes with ``--balance disk``), or one is below it, move one replica from the most loaded
+   broker to one of the least loaded ones that can take it (rack-safe), choosing the replica
+   that does the most good for its bytes: the smallest one for counts; for bytes the largest
+   one that does not overshoot the mean. Each move lowers the sum of squared loads, so it ends;
+   heaps with lazy deletion keep it O(moves x log brokers) plus a bounded scan of the source's
+   replicas (sorted once by size).
+3. **Preferred leaders** (greedy, no data moves): a partition keeps its first replica where it
+   still holds one; then leaderships pass from the broker with the most to a replica of the
+   same partition with at least two fewer until every broker is within the band.
+4. **Log dirs** (``balance_disks``, greedy): per broker, replicas move from its fullest online
+   log dir to its emptiest, the largest one not overshooting, until within the band.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from bisect import bisect_right, insort
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kctl.replicas.assign import PlanError
+
+TP = tuple[str, int]
+METRICS = ("replicas", "leaders", "disk")
+
+
+@dataclass
+class Layout:
+    """What the planner is given. ``partitions[i]`` is placed on ``replicas[i]`` (preferred
+    leader first) and holds ``sizes[i]`` bytes (its largest replica; 0 when unknown)."""
+
+    partitions: list[TP]
+    replicas: list[list[int]]
+    sizes: list[int]
+    racks: dict[int, str | None]  # every registered broker -> its rack
+    fenced: set[int] = field(default_factory=set)
+    # Optional: broker -> its online log dirs; (partition index, broker) -> the dir it is in.
+    log_dirs: dict[int, list[str]] = field(default_factory=dict)
+    replica_dirs: dict[tuple[int, int], str] = field(default_factory=dict)
+    # Per replica bytes where known ((partition index, broker) -> size), for log-dir balance.
+    replica_sizes: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+@dataclass
+class Goal:
+    remove: list[int] = field(default_factory=list)
+    add: dict[int, str | None] = field(default_factory=dict)  # new broker -> its rack
+    balance: str | None = None  # replicas | leaders | disk
+    tolerance: float = 0.10
+    replication_factor: int | None = None
+    max_moves: int | None = None
+    max_bytes: int | None = None
+    balance_disks: bool = False
+    targets: list[int] | None = None  # only these brokers may hold replicas
+
+
+@dataclass
+class Plan:
+    replicas: list[list[int]]
+    dir_moves: dict[tuple[int, int], str]  # (partition index, broker) -> new log dir
+    moved_replicas: int
+    moved_bytes: int
+    leader_changes: int
+    dir_moved_bytes: int
+    budget_reached: bool
+    unfinished: int  # required moves left undone (budget)
+    lower_bound: dict[str, int] | None
+    within_tolerance: bool
+    eligible: list[int]
+    metric: str
+
+
+def _band(mean: float, tolerance: float, integral: bool) -> tuple[float, float]:
+    lo, hi = mean * (1 - tolerance), mean * (1 + tolerance)
+    if integral:  # a count can always be within [floor(mean), ceil(mean)]
+        lo, hi = min(lo, math.floor(mean)), max(hi, math.ceil(mean))
+    return lo, hi
+
+
+class _Heaps:
+    """Brokers by load: one min-heap per rack and one max-heap, with lazy deletion (an entry
+    is current when its load equals the broker's)."""
+
+    def __init__(self, load: dict[int, float], rack: dict[int, str | None]) -> None:
+        self.load, self.rack = load, rack
+        self.by_rack: dict[str | None, list[tuple[float, int]]] = {}
+        self.top: list[tuple[float, int]] = []
+        for b in sorted(load):
+            self.by_rack.setdefault(rack[b], []).append((load[b], b))
+            self.top.append((-load[b], b))
+        for h in self.by_rack.values():
+            heapq.heapify(h)
+        heapq.heapify(self.top)
+        self.racks = sorted(self.by_rack, key=lambda r: (r is None, r or ""))
+
+    def add(self, b: int, delta: float) -> None:
+        self.load[b] += delta
+        heapq.heappush(self.by_rack[self.rack[b]], (self.load[b], b))
+        heapq.heappush(self.top, (-self.load[b], b))
+
+    def least(self, rack: str | None, exclude: Iterable[int]) -> int | None:
+        """The least-loaded broker of ``rack`` not in ``exclude``."""
+        h = self.by_rack[rack]
+        held: list[tuple[float, int]] = []
+        found = None
+        while h:
+            load, b = h[0]
+            if load != self.load[b]:
+                heapq.heappop(h)
+                continue
+            if b in exclude:
+                held.append(heapq.heappop(h))
+                continue
+            found = b
+            break
+        for item in held:
+            heapq.heappush(h, item)
+        return found
+
+    def smallest(self, n: int, skip: set[int] | None = None) -> list[int]:
+        """Up to ``n`` least-loaded brokers over all racks, ascending (load, id)."""
+        cands: list[tuple[float, int]] = []
+        for r in self.racks:
+            h = self.by_rack[r]
+            held: list[tuple[float, int]] = []
+            seen: set[int] = set()
+            while h and len(held) < n:
+                load, b = heapq.heappop(h)
+                if load != self.load[b] or b in seen:
+                    continue
+                seen.add(b)
+                held.append((load, b))
+            for item in held:
+                heapq.heappush(h, item)
+            cands += [x for x in held if not skip or x[1] not in skip]
+        cands.sort()
+        return [b for _, b in cands[:n]]
+
+    def largest(self, skip: set[int]) -> int | None:
+        while self.top:
+            load, b = self.top[0]
+            if -load != self.load[b] or b in skip:
+                heapq.heappop(self.top)
+                continue
+            return b
+        return None
+
+
+class _Planner:
+    def __init__(self, layout: Layout, goal: Goal) -> None:
+        self.layout, self.goal = layout, goal
+        if goal.balance is not None and goal.balance not in METRICS:
+            raise PlanError(f"unknown balance {goal.balance!r} (replicas, leaders or disk)")
+        if goal.tolerance < 0:
+            raise PlanError("the tolerance must be >= 0")
+        racks = dict(layout.racks)
+        for b, r in goal.add.items():
+            racks.setdefault(b, r)
+            if r is not None:
+                racks[b] = r
+        self.rack = racks
+        removed = set(goal.remove)
+        unknown = sorted(removed - set(racks) - _on_any(layout.replicas))
+        if unknown:
+            raise PlanError(f"--remove-broker {unknown[0]}: no such broker")
+        pool = set(goal.targets) if goal.targets is not None else set(racks)
+        self.removed = removed
+        self.eligible = sorted(pool - removed - set(layout.fenced))
+        missing = [b for b in pool if b not in racks]
+        if missing:
+            raise PlanError(f"unknown broker {sorted(missing)[0]}")
+        if not self.eligible:
+            raise PlanError("no broker is left to hold the replicas")
+        self.ok = set(self.eligible)
+        ranks = {self.rack[b] for b in self.eligible}
+        self.rack_aware = None not in ranks and len(ranks) >= 2
+        self.n_racks = len(ranks) if self.rack_aware else 1
+        self.metric = "disk" if goal.balance == "disk" else "replicas"
+        self.size = layout.sizes
+        self.orig = layout.replicas
+        self.new = [list(r) for r in layout.replicas]
+        # Brokers' load over the eligible brokers (the others are reported, not balanced).
+        self.load: dict[int, float] = {b: 0 for b in self.eligible}
+        for i, reps in enumerate(self.new):
+            w = self.weight(i)
+            for b in reps:
+                if b in self.load:
+                    self.load[b] += w
+        self.heaps = _Heaps(
+            self.load, {b: (self.rack[b] if self.rack_aware else None) for b in self.eligible}
+        )
+        self.moves = 0
+        self.bytes = 0
+        self.budget_reached = False
+        self.unfinished = 0
+
+    def weight(self, i: int) -> int:
+        return self.size[i] if self.metric == "disk" else 1
+
+    def cost(self, i: int, src: int | None, dst: int | None) -> tuple[int, int]:
+        """(replicas, bytes) of the plan that change when a replica of partition ``i`` leaves
+        ``src`` for ``dst`` (None: no such side), relative to the original assignment."""
+        orig = self.orig[i]
+        d = (dst is not None and dst not in orig) - (src is not None and src not in orig)
+        return d, d * self.size[i]
+
+    def affordable(self, moves: int, nbytes: int) -> bool:
+        g = self.goal
+        if g.max_moves is not None and self.moves + moves > g.max_moves:
+            return False
+        return not (g.max_bytes is not None and self.bytes + nbytes > g.max_bytes)
+
+    def constrained(self, i: int, rf: int) -> bool:
+        return self.rack_aware and rf <= self.n_racks
+
+    # -- pass 1 ----------------------------------------------------------------------------
+
+    def hard(self) -> None:
+        g = self.goal
+        order = range(len(self.new))
+        if g.max_moves is not None or g.max_bytes is not None:
+            order = sorted(order, key=lambda i: (self.size[i], i))  # most moves per byte first
+        for i in order:
+            reps = self.new[i]
+            rf = g.replication_factor or len(reps)
+            if rf > len(self.eligible):
+                raise PlanError(
+                    f"{_name(self.layout.partitions[i])} needs {rf} replicas; only "
+                    f"{len(self.eligible)} broker(s) can hold them"
+                )
+            keep: list[int] = []
+            seen_racks: set[str | None] = set()
+            drop: list[int] = []
+            rack_rule = self.constrained(i, rf)
+            for b in reps:
+                bad = b in keep or (
+                    b not in self.ok and (b in self.removed or g.targets is not None)
+                )
+                if not bad and rack_rule and b in self.ok and self.rack[b] in seen_racks:
+                    bad = True
+                if bad:
+                    drop.append(b)
+                else:
+                    keep.append(b)
+                    seen_racks.add(self.rack.get(b))
+            while len(keep) > rf:  # replication factor down: never the leader if avoidable
+                victim = max(
+                    keep[1:] or keep,
+                    key=lambda b: (b not in self.ok, self.load.get(b, 0), b),
+                )
+                keep.remove(victim)
+                drop.append(victim)
+            need = rf - len(keep)
+            if not drop and not need:
+                continue
+            if need and not self.affordable(need, need * self.size[i]):
+                self.budget_reached = True
+                self.unfinished += need
+                continue
+            w = self.weight(i)
+            for b in drop:
+                if b in self.load:
+                    self.heaps.add(b, -w)
+            placed = list(keep)
+            for _ in range(need):
+                b = self.pick(i, placed, rf)
+                if b is None:
+                    raise PlanError(
+                        f"no broker can take a replica of {_name(self.layout.partitions[i])}"
+                    )
+                placed.append(b)
+                self.heaps.add(b, w)
+            # A replacement takes the place of the replica it replaces (the leader's included).
+            extra = placed[len(keep) :]
+            out: list[int] = []
+            for b in reps:
+                if b in keep and b not in out:
+                    out.append(b)
+                elif extra:
+                    out.append(extra.pop(0))
+            self.new[i] = out + extra
+            added = sum(1 for b in self.new[i] if b not in self.orig[i])
+            self.moves += added
+            self.bytes += added * self.size[i]
+
+    def pick(self, i: int, placed: list[int], rf: int) -> int | None:
+        """The least-loaded eligible broker for one more replica of partition ``i``: on a rack
+        ``placed`` does not use where the racks allow."""
+        used = {self.rack[b] for b in placed if b in self.rack}
+        exclude = set(placed)
+        best: tuple[float, int] | None = None
+        for strict in (True, False):
+            for r in self.heaps.racks:
+                if strict and self.constrained(i, rf) and r in used:
+                    continue
+                b = self.heaps.least(r, exclude)
+                if b is not None and (best is None or (self.load[b], b) < best):
+                    best = (self.load[b], b)
+            if best is not None:
+                return best[1]
+        return None
+
+    # -- pass 2 ----------------------------------------------------------------------------
+
+    def balance(self) -> bool:
+        """Greedy moves until every eligible broker is within the band; whether it is."""
+        metric = self.metric
+        total = sum(self.load.values())
+        mean = total / len(self.eligible)
+        lo, hi = _band(mean, self.goal.tolerance, metric != "disk")
+        on: dict[int, list[tuple[int, int]]] | None = None
+        stuck: set[int] = set()
+        while True:
+            src = self.heaps.largest(stuck)
+            low = self.heaps.smallest(1)
+            if src is None or not low:
+                break
+            if self.load[src] <= hi and self.load[low[0]] >= lo:
+                break
+            if on is None:
+                on = self.index()
+            if self.move_one(src, on, mean):
+                stuck.clear()  # loads changed: a broker stuck before may have a way out now
+            else:
+                stuck.add(src)
+                if self.budget_reached:
+                    break
+        return self.within(lo, hi)
+
+    def within(self, lo: float, hi: float) -> bool:
+        return all(lo <= self.load[b] <= hi for b in self.eligible)
+
+    def index(self) -> dict[int, list[tuple[int, int]]]:
+        """Per eligible broker, its replicas as (size, partition index), ascending."""
+        idx: dict[int, array[int]] = {b: array("q") for b in self.eligible}
+        for i, reps in enumerate(self.new):
+            for b in reps:
+                a = idx.get(b)
+                if a is not None:
+                    a.append(i)
+        size = self.size
+        return {b: sorted((size[i], i) for i in a) for b, a in idx.items()}
+
+    def fits(self, i: int, src: int, dst: int) -> bool:
+        reps = self.new[i]
+        if dst in reps:
+            return False
+        if self.constrained(i, len(reps)):
+            r = self.rack[dst]
+            if r != self.rack[src] and any(self.rack.get(b) == r for b in reps if b != src):
+                return False
+        return True
+
+    def move_one(self, src: int, on: dict[int, list[tuple[int, int]]], mean: float) -> bool:
+        disk = self.metric == "disk"
+        mine = on[src]
+        for dst in self.heaps.smallest(8, {src}):
+            gap = self.load[src] - self.load[dst]
+            if disk:
+                if gap <= 0:
+                    break
+                want = min(self.load[src] - mean, mean - self.load[dst])
+                if want <= 0:
+                    want = gap / 2
+                start = bisect_right(mine, (want, 1 << 62))
+                # the largest not overshooting (downwards), then the smallest that helps
+                down = range(start - 1, max(-1, start - 1 - 256), -1)
+                up = range(start, min(len(mine), start + 256))
+                cands = [k for k in down] + [k for k in up]
+            else:
+                if gap < 2:
+                    break
+                cands = range(min(len(mine), 4096))
+            for k in cands:
+                size, i = mine[k]
+                w = size if disk else 1
+                if w <= 0 and disk:
+                    continue
+                if w >= gap:
+                    if disk and k >= start:
+                        break
+                    continue
+                if not self.fits(i, src, dst):
+                    continue
+                dm, db = self.cost(i, src, dst)
+                if not self.affordable(max(dm, 0), max(db, 0)):
+                    self.budget_reached = True
+                    continue
+                self.apply(i, src, dst, on)
+                return True
+        return False
+
+    def apply(self, i: int, src: int, dst: int, on: dict[int, list[tuple[int, int]]]) -> None:
+        dm, db = self.cost(i, src, dst)
+        self.moves += dm
+        self.bytes += db
+        reps = self.new[i]
+        reps[reps.index(src)] = dst
+        w = self.weight(i)
+        self.heaps.add(src, -w)
+        self.heaps.add(dst, w)
+        entry = (self.size[i], i)
+        mine = on[src]
+        del mine[bisect_right(mine, entry) - 1]
+        insort(on[dst], entry)
+
+    # -- pass 3 ----------------------------------------------------------------------------
+
+    def leaders(self) -> int:
+        """Balance preferred leaders by reordering replica lists; the number of partitions
+        whose preferred leader changes."""
+        count: dict[int, int] = {b: 0 for b in self.eligible}
+        led: dict[int, list[int]] = {b: [] for b in self.eligible}
+        new, orig = self.new, self.orig
+        for i, reps in enumerate(new):
+            if not reps:
+                continue
+            first = orig[i][0] if orig[i] and orig[i][0] in reps else reps[0]
+            if first != reps[0]:
+                reps.remove(first)
+                reps.insert(0, first)
+            if first in count:
+                count[first] += 1
+                led[first].append(i)
+        total = sum(count.values())
+        lo, hi = _band(total / len(self.eligible), self.goal.tolerance, True)
+        heaps = _Heaps(dict(count), {b: None for b in self.eligible})
+        cnt = heaps.load
+        stuck: set[int] = set()
+        while True:
+            src = heaps.largest(stuck)
+            low = heaps.smallest(1)
+            if src is None or not low or (cnt[src] <= hi and cnt[low[0]] >= lo):
+                break
+            done = False
+            lst = led[src]
+            for k in range(len(lst) - 1, -1, -1):
+                i = lst[k]
+                best = None
+                for b in new[i][1:]:
+                    if (
+                        b in cnt
+                        and cnt[b] <= cnt[src] - 2
+                        and (best is None or (cnt[b], b) < (cnt[best], best))
+                    ):
+                        best = b
+                if best is None:
+                    continue
+                lst[k] = lst[-1]
+                lst.pop()
+                led[best].append(i)
+                heaps.add(src, -1)
+                heaps.add(best, 1)
+                reps = new[i]
+                reps.remove(best)
+                reps.insert(0, best)
+                done = True
+                break
+            if done:
+                stuck.clear()  # a count fell: a broker stuck before may have a way out now
+            else:
+                stuck.add(src)
+        return sum(1 for i, reps in enumerate(new) if reps and orig[i] and reps[0] != orig[i][0])
+
+    # -- pass 4 ----------------------------------------------------------------------------
+
+    def disks(self) -> tuple[dict[tuple[int, int], str], int]:
+        lay = self.layout
+        moves: dict[tuple[int, int], str] = {}
+        moved = 0
+        per: dict[tuple[int, str], list[tuple[int, int]]] = {}
+        for (i, b), d in sorted(lay.replica_dirs.items()):
+            if b in self.orig[i] and b in self.new[i]:  # stays on the broker
+                size = lay.replica_sizes.get((i, b), self.size[i])
+                per.setdefault((b, d), []).append((size, i))
+        for b in sorted(lay.log_dirs):
+            dirs = sorted(lay.log_dirs[b])
+            if len(dirs) < 2 or b not in self.ok:
+                continue
+            items = {d: sorted(per.get((b, d), [])) for d in dirs}
+            used = {d: float(sum(s for s, _ in items[d])) for d in dirs}
+            mean = sum(used.values()) / len(dirs)
+            _lo, hi = _band(mean, self.goal.tolerance, False)
+            for _ in range(sum(len(v) for v in items.values()) + 1):
+                src = max(dirs, key=lambda d: (used[d], d))
+                dst = min(dirs, key=lambda d: (used[d], d))
+                if used[src] <= hi or src == dst:
+                    break
+                gap = used[src] - used[dst]
+                want = min(used[src] - mean, mean - used[dst])
+                mine = items[src]
+                k = bisect_right(mine, (want, 1 << 62)) - 1
+                if k < 0:
+                    k = 0
+                    if not mine or mine[0][0] >= gap or mine[0][0] <= 0:
+                        break
+                size, i = mine.pop(k)
+                if size <= 0:
+                    break
+                insort(items[dst], (size, i))
+                used[src] -= size
+                used[dst] += size
+                if lay.replica_dirs.get((i, b)) == dst:
+                    moves.pop((i, b), None)
+                else:
+                    moves[(i, b)] = dst
+                moved += size
+        return moves, moved
+
+    # -- bounds ----------------------------------------------------------------------------
+
+    def lower_bound(self) -> dict[str, int] | None:
+        g = self.goal
+        if g.targets is not None:
+            return None
+        orig = self.orig
+        required = 0
+        req_bytes = 0
+        gone = self.removed
+        if gone or g.replication_factor:
+            for i, reps in enumerate(orig):
+                rf = g.replication_factor or len(reps)
+                stay = sum(1 for b in reps if b not in gone)
+                n = max(0, rf - min(stay, rf))
+                required += n
+                req_bytes += n * self.size[i]
+            return {"replicas": required, "bytes": req_bytes}
+        if g.add or g.balance in ("replicas", "disk"):
+            disk = self.metric == "disk"
+            load: dict[int, float] = {b: 0 for b in self.eligible}
+            for i, reps in enumerate(orig):
+                for b in reps:
+                    if b in load:
+                        load[b] += self.size[i] if disk else 1
+            mean = sum(load.values()) / len(self.eligible)
+            lo, hi = _band(mean, g.tolerance, not disk)
+            excess = sum(max(0.0, v - hi) for v in load.values())
+            deficit = sum(max(0.0, lo - v) for v in load.values())
+            need = max(excess, deficit)
+            if disk:
+                return {"bytes": math.ceil(need)}
+            k = math.ceil(need)
+            smallest = sorted(self.size)
+            # each moved replica is a replica of some partition: at least the k smallest
+            return {"replicas": k, "bytes": sum(smallest[: min(k, len(smallest))])}
+        return None
+
+
+def _on_any(replicas: list[list[int]]) -> set[int]:
+    out: set[int] = set()
+    for reps in replicas:
+        out.update(reps)
+    return out
+
+
+def _name(tp: TP) -> str:
+    return f"{tp[0]}-{tp[1]}"
+
+
+def plan(layout: Layout, goal: Goal) -> Plan:
+    """The plan for ``goal`` (module docstring). A PlanError when no plan can satisfy the hard
+    constraints (too few brokers for the replication factor, unknown brokers)."""
+    p = _Planner(layout, goal)
+    p.hard()
+    within = True
+    if goal.add or goal.balance in ("replicas", "disk"):
+        within = p.balance()
+    else:
+        total = sum(p.load.values())
+        lo, hi = _band(total / len(p.eligible), goal.tolerance, p.metric != "disk")
+        within = p.within(lo, hi)
+    leader_changes = p.leaders()
+    dir_moves, dir_bytes = p.disks() if goal.balance_disks else ({}, 0)
+    lower = p.lower_bound()
+    return Plan(
+        replicas=p.new,
+        dir_moves=dir_moves,
+        moved_replicas=p.moves,
+        moved_bytes=p.bytes,
+        leader_changes=leader_changes,
+        dir_moved_bytes=dir_bytes,
+        budget_reached=p.budget_reached,
+        unfinished=p.unfinished,
+        lower_bound=lower,
+        within_tolerance=within,
+        eligible=p.eligible,
+        metric=p.metric,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan document and the figures
+
+
+def changed(layout: Layout, result: Plan) -> list[int]:
+    """Indexes of the partitions the plan changes (replicas, their order, or a log dir)."""
+    dirs = {i for i, _ in result.dir_moves}
+    return [i for i, reps in enumerate(result.replicas) if reps != layout.replicas[i] or i in dirs]
+
+
+def document(layout: Layout, result: Plan) -> dict[str, Any]:
+    """kafka-reassign-partitions.sh's plan JSON of the changed partitions; ``log_dirs`` names
+    the target dir of a replica that moves between its broker's log dirs, else ``"any"``."""
+    out = []
+    for i in changed(layout, result):
+        topic, partition = layout.partitions[i]
+        reps = result.replicas[i]
+        out.append(
+            {
+                "topic": topic,
+                "partition": partition,
+                "replicas": list(reps),
+                "log_dirs": [result.dir_moves.get((i, b), "any") for b in reps],
+            }
+        )
+    out.sort(key=lambda e: (e["topic"], e["partition"]))
+    return {"version": 1, "partitions": out}
+
+
+def _figures(
+    layout: Layout, assignment: list[list[int]], brokers: list[int]
+) -> dict[int, list[int]]:
+    fig = {b: [0, 0, 0] for b in brokers}
+    for i, reps in enumerate(assignment):
+        for k, b in enumerate(reps):
+            f = fig.get(b)
+            if f is None:
+                f = fig[b] = [0, 0, 0]
+            f[0] += 1
+            f[2] += layout.sizes[i]
+            if k == 0:
+                f[1] += 1
+    return fig
+
+
+def _spread(values: list[int]) -> int:
+    return max(values) - min(values) if values else 0
+
+
+def report(layout: Layout, goal: Goal, result: Plan) -> dict[str, Any]:
+    """Before/after per broker and per rack, the spreads, and what moves."""
+    racks = dict(layout.racks)
+    racks.update({b: r for b, r in goal.add.items()})
+    brokers = sorted(set(racks) | set(goal.add))
+    before = _figures(layout, layout.replicas, brokers)
+    after = _figures(layout, result.replicas, brokers)
+    rows = []
+    removed, fenced = set(goal.remove), set(layout.fenced)
+    for b in sorted(set(before) | set(after)):
+        x, y = before.get(b, [0, 0, 0]), after.get(b, [0, 0, 0])
+        state = (
+            "removed" if b in removed else "fenced" if b in fenced
+            else "new" if b in goal.add else "" if b in racks else "unknown"
+        )  # fmt: skip
+        rows.append(
+            {
+                "broker": b,
+                "rack": racks.get(b),
+                "state": state,
+                "replicas_before": x[0],
+                "replicas_after": y[0],
+                "leaders_before": x[1],
+                "leaders_after": y[1],
+                "bytes_before": x[2],
+                "bytes_after": y[2],
+            }
+        )
+    by_rack: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        key = r["rack"] if r["rack"] is not None else "-"
+        agg = by_rack.setdefault(key, {"rack": key, "brokers": 0})
+        agg["brokers"] += 1
+        for k in ("replicas_before", "replicas_after", "leaders_before", "leaders_after",
+                  "bytes_before", "bytes_after"):  # fmt: skip
+            agg[k] = agg.get(k, 0) + r[k]
+    eligible = set(result.eligible)
+    live = [r for r in rows if r["broker"] in eligible]
+    spread = {
+        k: {
+            "before": _spread([r[f"{k}_before"] for r in live]),
+            "after": _spread([r[f"{k}_after"] for r in live]),
+        }
+        for k in ("replicas", "leaders", "bytes")
+    }
+    return {
+        "goal": {
+            "remove_brokers": sorted(goal.remove),
+            "add_brokers": sorted(goal.add),
+            "balance": goal.balance,
+            "tolerance_pct": round(goal.tolerance * 100, 3),
+            "replication_factor": goal.replication_factor,
+            "max_moves": goal.max_moves,
+            "max_bytes": goal.max_bytes,
+            "balance_disks": goal.balance_disks,
+        },
+        "partitions": len(layout.partitions),
+        "partitions_changed": len(changed(layout, result)),
+        "moved_replicas": result.moved_replicas,
+        "moved_bytes": result.moved_bytes,
+        "leader_changes": result.leader_changes,
+        "log_dir_moves": len(result.dir_moves),
+        "log_dir_moved_bytes": result.dir_moved_bytes,
+        "lower_bound": result.lower_bound,
+        "within_tolerance": result.within_tolerance,
+        "budget_reached": result.budget_reached,
+        "unfinished_moves": result.unfinished,
+        "spread": spread,
+        "brokers": rows,
+        "racks": [by_rack[k] for k in sorted(by_rack)],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# From a cluster snapshot
+
+
+def from_snapshot(
+    snapshot: Any, topics: list[str] | None = None, include: str | None = None
+) -> Layout:
+    """The layout of a :class:`~kctl.replicas.model.ClusterSnapshot`: every non-internal topic
+    (or ``topics``, or those whose name matches the regular expression ``include``), sizes from
+    its log dirs (a partition's size is its largest replica)."""
+    import re
+
+    pattern = re.compile(include) if include else None
+    wanted = set(topics or [])
+    known = {t.name for t in snapshot.topics}
+    for name in sorted(wanted - known):
+        raise PlanError(f"unknown topic {name!r}")
+    chosen = []
+    for t in snapshot.topics:
+        if wanted:
+            if t.name not in wanted:
+                continue
+        elif t.internal:
+            continue
+        if pattern is not None and not pattern.search(t.name):
+            continue
+        chosen.append(t)
+    chosen.sort(key=lambda t: t.name)
+    partitions: list[TP] = []
+    replicas: list[list[int]] = []
+    index: dict[TP, int] = {}
+    for t in chosen:
+        for p in sorted(t.partitions, key=lambda p: p.partition):
+            index[(t.name, p.partition)] = len(partitions)
+            partitions.append((t.name, p.partition))
+            replicas.append(list(p.replicas))
+    sizes = [0] * len(partitions)
+    log_dirs: dict[int, list[str]] = {}
+    replica_dirs: dict[tuple[int, int], str] = {}
+    replica_sizes: dict[tuple[int, int], int] = {}
+    for d in snapshot.log_dirs:
+        if d.error is not None:
+            continue
+        log_dirs.setdefault(d.broker, []).append(d.path)
+        for r in d.replicas:
+            i = index.get((r.topic, r.partition))
+            if i is None or r.is_future:
+                continue
+            if r.size > sizes[i]:
+                sizes[i] = r.size
+            replica_dirs[(i, d.broker)] = d.path
+            replica_sizes[(i, d.broker)] = r.size
+    racks = {b.id: b.rack for b in snapshot.brokers}
+    fenced = set(snapshot.fenced_brokers or [])
+    for b in fenced:
+        racks.setdefault(b, None)
+    return Layout(partitions, replicas, sizes, racks, fenced, log_dirs, replica_dirs, replica_sizes)

@@ -1,0 +1,399 @@
+"""The whole-cluster planner (kctl/replicas/rebalance.py), pure: each goal on hand-made
+layouts, the hard constraints on random clusters (hypothesis), minimal movement, budgets,
+determinism, and ``reassign generate --from-snapshot`` through the CLI on snapshot files."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kctl.replicas import plan as P
+from kctl.replicas.assign import PlanError
+from kctl.replicas.rebalance import Goal, Layout, document, plan, report
+
+
+def round_robin(brokers: list[int], partitions: int, rf: int, sizes: list[int] | None = None):
+    """Kafka's own placement shape: partition p on brokers p, p+1, ... (leaders even)."""
+    n = len(brokers)
+    reps = [[brokers[(p + k) % n] for k in range(rf)] for p in range(partitions)]
+    return Layout(
+        partitions=[("t", p) for p in range(partitions)],
+        replicas=reps,
+        sizes=sizes or [1000] * partitions,
+        racks={b: None for b in brokers},
+    )
+
+
+def racked(layout: Layout, racks: dict[int, str | None]) -> Layout:
+    layout.racks = dict(racks)
+    return layout
+
+
+def check_hard(layout: Layout, goal: Goal, result) -> None:
+    rack = {**layout.racks, **goal.add}
+    eligible = set(result.eligible)
+    n_racks = len({rack[b] for b in eligible})
+    rack_aware = all(rack[b] is not None for b in eligible) and n_racks >= 2
+    for i, reps in enumerate(result.replicas):
+        assert len(set(reps)) == len(reps), (layout.partitions[i], reps)
+        if result.budget_reached and sorted(reps) == sorted(layout.replicas[i]):
+            continue  # left as it was: the budget ran out
+        want = goal.replication_factor or len(layout.replicas[i])
+        assert len(reps) == want
+        assert not set(reps) & set(goal.remove)
+        for b in reps:  # a new replica only on an eligible broker
+            assert b in eligible or b in layout.replicas[i]
+        if rack_aware and len(reps) <= n_racks:
+            assert len({rack[b] for b in reps}) == len(reps), (reps, rack)
+
+
+# ---------------------------------------------------------------------------------------------
+# Each goal on hand-made layouts
+
+
+def test_balanced_cluster_yields_an_empty_plan():
+    lay = racked(round_robin([1, 2, 3, 4, 5, 6], 60, 3), {b: f"r{b % 3}" for b in range(1, 7)})
+    for goal in (Goal(), Goal(balance="replicas"), Goal(balance="leaders"), Goal(balance="disk")):
+        result = plan(lay, goal)
+        assert document(lay, result)["partitions"] == [], goal
+        assert result.moved_replicas == 0 and result.leader_changes == 0
+
+
+def test_decommission_moves_exactly_the_replicas_on_the_removed_brokers():
+    sizes = [100 * (p + 1) for p in range(40)]
+    lay = racked(
+        round_robin([1, 2, 3, 4, 5, 6], 40, 3, sizes), {b: f"r{b % 3}" for b in range(1, 7)}
+    )
+    goal = Goal(remove=[2])
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    on_2 = [i for i, reps in enumerate(lay.replicas) if 2 in reps]
+    assert result.moved_replicas == len(on_2)
+    assert result.moved_bytes == sum(sizes[i] for i in on_2)
+    assert result.lower_bound == {"replicas": len(on_2), "bytes": result.moved_bytes}
+    for i, reps in enumerate(result.replicas):  # the other replicas stay where they are
+        assert set(lay.replicas[i]) - {2} <= set(reps)
+    # the replacement takes broker 2's rack (r2) where the partition needs it: rack-safe
+    rep = report(lay, goal, result)
+    row = next(r for r in rep["brokers"] if r["broker"] == 2)
+    assert row["replicas_after"] == 0 and row["state"] == "removed"
+
+
+def test_add_brokers_take_their_share_within_tolerance():
+    lay = round_robin([1, 2, 3], 60, 3)  # 60 replicas each
+    lay.racks.update({4: None, 5: None})
+    goal = Goal(add={4: None, 5: None}, tolerance=0.10)
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    counts = Counter(b for reps in result.replicas for b in reps)
+    assert all(32 <= counts[b] <= 40 for b in (1, 2, 3, 4, 5)), counts  # mean 36
+    assert result.within_tolerance
+    # only what the new brokers need moves: 5 * 36 * 0.9 -> at least 2 * 33, no replica between
+    # old brokers
+    assert result.moved_replicas == counts[4] + counts[5]
+    assert result.moved_replicas <= 2 * 36
+    assert result.lower_bound["replicas"] <= result.moved_replicas
+    leaders = Counter(reps[0] for reps in result.replicas)
+    assert max(leaders.values()) - min(leaders.values()) <= 3, leaders
+
+
+def test_add_broker_not_in_the_snapshot_with_its_rack():
+    lay = racked(round_robin([1, 2, 3], 30, 3), {1: "a", 2: "b", 3: "c"})
+    goal = Goal(add={4: "a", 5: "b", 6: "c"})
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    counts = Counter(b for reps in result.replicas for b in reps)
+    assert counts[4] >= 13 and counts[5] >= 13 and counts[6] >= 13
+
+
+def test_balance_disk_moves_bytes_toward_the_mean():
+    rnd = random.Random(7)
+    sizes = [int(rnd.lognormvariate(12, 1.2)) for _ in range(200)]
+    lay = round_robin([1, 2, 3, 4, 5], 200, 2, sizes)
+    # pile the big partitions onto broker 1
+    order = sorted(range(200), key=lambda i: -sizes[i])
+    for i in order[:40]:
+        lay.replicas[i] = [1, lay.replicas[i][1] if lay.replicas[i][1] != 1 else 2]
+    goal = Goal(balance="disk", tolerance=0.10)
+    before = report(lay, Goal(), plan(lay, Goal()))["spread"]["bytes"]["before"]
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    rep = report(lay, goal, result)
+    assert rep["spread"]["bytes"]["after"] < before / 3
+    assert result.within_tolerance
+    assert result.moved_bytes >= result.lower_bound["bytes"]
+    assert result.moved_bytes <= 3 * result.lower_bound["bytes"]
+
+
+def test_balance_leaders_only_reorders():
+    lay = round_robin([1, 2, 3], 30, 3)
+    for reps in lay.replicas:  # every leader on broker 1
+        reps.remove(1)
+        reps.insert(0, 1)
+    result = plan(lay, Goal(balance="leaders", tolerance=0))
+    assert result.moved_replicas == 0 and result.moved_bytes == 0
+    assert [sorted(r) for r in result.replicas] == [sorted(r) for r in lay.replicas]
+    assert Counter(r[0] for r in result.replicas) == {1: 10, 2: 10, 3: 10}
+    assert result.leader_changes == 20
+
+
+def test_replication_factor_up_and_down():
+    lay = racked(round_robin([1, 2, 3, 4, 5, 6], 30, 2), {b: f"r{b % 3}" for b in range(1, 7)})
+    up = Goal(replication_factor=3)
+    result = plan(lay, up)
+    check_hard(lay, up, result)
+    assert result.moved_replicas == 30 and result.lower_bound["replicas"] == 30
+    for i, reps in enumerate(result.replicas):
+        assert reps[:2] == lay.replicas[i]  # the replicas there stay, leader first
+    down = Goal(replication_factor=1)
+    result = plan(lay, down)
+    check_hard(lay, down, result)
+    assert result.moved_replicas == 0
+    assert [r[0] for r in result.replicas] == [r[0] for r in lay.replicas]  # leader kept
+
+
+def test_budget_limits_moves_and_bytes():
+    lay = round_robin([1, 2, 3], 60, 3, [10 * (p + 1) for p in range(60)])
+    lay.racks.update({4: None, 5: None})
+    result = plan(lay, Goal(add={4: None, 5: None}, max_moves=7))
+    assert result.moved_replicas <= 7 and result.budget_reached
+    result = plan(lay, Goal(add={4: None, 5: None}, max_bytes=1000))
+    assert result.moved_bytes <= 1000 and result.budget_reached
+    # the cheapest replicas move first: a byte budget buys more moves than big partitions
+    assert result.moved_replicas >= 5
+    result = plan(lay, Goal(remove=[3], max_moves=10))
+    assert result.moved_replicas <= 10 and result.unfinished == 50
+
+
+def test_fenced_broker_takes_nothing_and_keeps_its_replicas():
+    lay = round_robin([1, 2, 3, 4], 40, 2)
+    lay.fenced = {4}
+    goal = Goal(balance="replicas")
+    result = plan(lay, goal)
+    for i, reps in enumerate(result.replicas):
+        if 4 not in lay.replicas[i]:
+            assert 4 not in reps
+    assert 4 not in result.eligible
+
+
+def test_too_few_brokers_is_a_plan_error():
+    lay = round_robin([1, 2, 3], 3, 3)
+    with pytest.raises(PlanError, match="needs 3 replicas"):
+        plan(lay, Goal(remove=[3]))
+    with pytest.raises(PlanError, match="no such broker"):
+        plan(lay, Goal(remove=[9]))
+
+
+def test_balance_disks_moves_between_a_brokers_log_dirs():
+    lay = round_robin([1, 2], 20, 2, [100 * (p + 1) for p in range(20)])
+    lay.log_dirs = {1: ["/d1", "/d2"], 2: ["/d1"]}
+    for i in range(20):
+        lay.replica_dirs[(i, 1)] = "/d1"  # everything in /d1 on broker 1
+        lay.replica_dirs[(i, 2)] = "/d1"
+    goal = Goal(balance_disks=True)
+    result = plan(lay, goal)
+    assert result.dir_moves and all(b == 1 and d == "/d2" for (_, b), d in result.dir_moves.items())
+    moved = sum(lay.sizes[i] for i, _ in result.dir_moves)
+    total = sum(lay.sizes)
+    assert abs((total - moved) - moved) <= 0.1 * total
+    doc = document(lay, result)
+    for e in doc["partitions"]:
+        assert e["replicas"] == lay.replicas[e["partition"]]  # no broker moves
+        assert e["log_dirs"][e["replicas"].index(1)] == "/d2"
+        assert e["log_dirs"][e["replicas"].index(2)] == "any"
+
+
+def test_document_is_a_plan_kafkas_tool_reads():
+    lay = round_robin([1, 2, 3], 12, 2)
+    lay.racks[4] = None
+    result = plan(lay, Goal(add={4: None}))
+    doc = document(lay, result)
+    parsed = P.parse_plan(json.loads(json.dumps(doc)))
+    assert len(parsed) == len(doc["partitions"]) > 0
+    assert all(e["log_dirs"] == ["any"] * len(e["replicas"]) for e in doc["partitions"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties on random clusters
+
+
+@st.composite
+def cases(draw):
+    n = draw(st.integers(2, 9))
+    brokers = list(range(1, n + 1))
+    n_racks = draw(st.integers(0, 4))
+    racks = {b: (f"r{draw(st.integers(0, n_racks - 1))}" if n_racks else None) for b in brokers}
+    rf = draw(st.integers(1, min(3, n)))
+    parts = draw(st.integers(1, 40))
+    reps = [list(draw(st.permutations(brokers))[:rf]) for _ in range(parts)]
+    sizes = [draw(st.integers(0, 10_000)) for _ in range(parts)]
+    lay = Layout([("t", p) for p in range(parts)], reps, sizes, racks)
+    kind = draw(st.sampled_from(["remove", "add", "replicas", "leaders", "disk", "rf", "none"]))
+    goal = Goal(tolerance=draw(st.sampled_from([0.0, 0.05, 0.1, 0.3])))
+    if kind == "remove" and n > rf:
+        goal.remove = draw(
+            st.lists(st.sampled_from(brokers), min_size=1, max_size=n - rf, unique=True)
+        )
+    elif kind == "add":
+        goal.add = {
+            n + 1 + k: (f"r{k % max(n_racks, 1)}" if n_racks else None)
+            for k in range(draw(st.integers(1, 3)))
+        }
+    elif kind in ("replicas", "leaders", "disk"):
+        goal.balance = kind
+    elif kind == "rf":
+        goal.replication_factor = draw(st.integers(1, n))
+    if draw(st.booleans()):
+        goal.max_moves = draw(st.integers(0, 20))
+    if draw(st.booleans()):
+        goal.max_bytes = draw(st.integers(0, 50_000))
+    return lay, goal
+
+
+@settings(max_examples=400, deadline=None)
+@given(cases())
+def test_hard_constraints_budgets_and_determinism(case):
+    lay, goal = case
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    if goal.max_moves is not None:
+        assert result.moved_replicas <= goal.max_moves
+    if goal.max_bytes is not None:
+        assert result.moved_bytes <= goal.max_bytes
+    # what the figures say is what the replica lists say
+    moved = sum(len(set(r) - set(lay.replicas[i])) for i, r in enumerate(result.replicas))
+    assert moved == result.moved_replicas
+    assert (
+        sum(
+            lay.sizes[i] * len(set(r) - set(lay.replicas[i])) for i, r in enumerate(result.replicas)
+        )
+        == result.moved_bytes
+    )
+    # same input, same plan, whatever the order of the dicts it came in
+    shuffled = Layout(
+        lay.partitions, [list(r) for r in lay.replicas], list(lay.sizes),
+        dict(reversed(list(lay.racks.items()))),
+    )  # fmt: skip
+    again = plan(shuffled, Goal(**{**goal.__dict__, "add": dict(reversed(list(goal.add.items())))}))
+    assert again.replicas == result.replicas
+    if goal.remove and goal.max_moves is None and goal.max_bytes is None:
+        assert (
+            result.lower_bound is not None
+            and result.moved_replicas >= result.lower_bound["replicas"]
+        )
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases())
+def test_no_goal_on_a_rack_safe_cluster_moves_no_data(case):
+    lay, _ = case
+    rack_safe = all(len({lay.racks[b] for b in r}) == len(r) for r in lay.replicas)
+    result = plan(lay, Goal(balance="leaders"))
+    if rack_safe or any(v is None for v in lay.racks.values()) or len(set(lay.racks.values())) < 2:
+        assert result.moved_replicas == 0
+    assert result.moved_bytes == 0 or not rack_safe
+
+
+# ---------------------------------------------------------------------------------------------
+# generate --from-snapshot through the CLI
+
+
+def snapshot_doc(brokers: dict[int, str | None], placement: dict[tuple[str, int], list[int]],
+                 sizes: dict[tuple[str, int], int]) -> dict:  # fmt: skip
+    topics: dict[str, list[dict]] = {}
+    for (t, p), reps in sorted(placement.items()):
+        topics.setdefault(t, []).append(
+            {
+                "partition": p,
+                "leader": reps[0],
+                "replicas": reps,
+                "isr": reps,
+                "offline_replicas": [],
+                "error": None,
+            }
+        )
+    dirs = []
+    for b in brokers:
+        dirs.append(
+            {
+                "broker": b, "path": f"/data/{b}", "error": None, "total_bytes": None,
+                "usable_bytes": None,
+                "replicas": [
+                    {"topic": t, "partition": p, "size": sizes[(t, p)], "offset_lag": 0,
+                     "is_future": False}
+                    for (t, p), reps in sorted(placement.items()) if b in reps
+                ],
+            }
+        )  # fmt: skip
+    return {
+        "format": "kctl-cluster-snapshot",
+        "version": 1,
+        "taken_at_ms": 0,
+        "cluster_id": "c",
+        "controller_id": 1000,
+        "brokers": [{"id": b, "host": "h", "port": 9092, "rack": r} for b, r in brokers.items()],
+        "topics": [
+            {"name": t, "internal": t.startswith("__"), "partitions": ps}
+            for t, ps in sorted(topics.items())
+        ],
+        "log_dirs": dirs,
+        "fenced_brokers": [],
+    }
+
+
+@pytest.fixture
+def snapshot_file(tmp_path: Path) -> Path:
+    brokers = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b"}
+    placement = {("orders", p): [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(12)}
+    placement.update({("__consumer_offsets", p): [1 + p % 3] for p in range(3)})
+    sizes = {tp: 1_000_000 * (1 + tp[1]) for tp in placement}
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(snapshot_doc(brokers, placement, sizes)))
+    return path
+
+
+def test_generate_from_snapshot_scale_out(offline_kctl, snapshot_file: Path, tmp_path: Path):
+    r = offline_kctl("partitions", "reassign", "generate", "--from-snapshot", str(snapshot_file),
+                     "--add-broker", "4,5", "-o", "json", "--report", str(tmp_path / "r.json"))  # fmt: skip
+    assert r.code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert {e["topic"] for e in doc["partitions"]} == {"orders"}  # internal topics left alone
+    P.parse_plan(doc)
+    rep = json.loads((tmp_path / "r.json").read_text())
+    by = {row["broker"]: row for row in rep["brokers"]}
+    assert by[4]["replicas_after"] >= 6 and by[5]["replicas_after"] >= 6
+    assert "replica(s) move" in r.stderr and "lower bound" in r.stderr
+    # the table: one row per broker, before and after
+    r = offline_kctl("partitions", "reassign", "generate", "--from-snapshot", str(snapshot_file),
+                     "--add-broker", "4,5")  # fmt: skip
+    assert r.code == 0, r.stderr
+    assert r.stdout.splitlines()[0].split()[:4] == ["BROKER", "RACK", "STATE", "REPLICAS-BEFORE"]
+    assert len(r.stdout.splitlines()) == 6
+
+
+def test_generate_from_snapshot_is_deterministic_and_checks(offline_kctl, snapshot_file: Path):
+    args = ("partitions", "reassign", "generate", "--from-snapshot", str(snapshot_file))
+    a = offline_kctl(*args, "--balance", "disk", "--tolerance", "5", "-o", "json")
+    b = offline_kctl(*args, "--balance", "disk", "--tolerance", "5", "-o", "json")
+    assert a.code == 0 and a.stdout == b.stdout
+    r = offline_kctl(*args, "--remove-broker", "9")
+    assert r.code == 1 and "unknown broker 9" in r.stderr
+    r = offline_kctl(*args, "--balance", "bytes")
+    assert r.code == 2 and "--balance" in r.stderr
+    r = offline_kctl(*args, "--include", "(")
+    assert r.code == 2
+    r = offline_kctl(*args, "--topic", "nope", "--balance", "replicas")
+    assert r.code == 1 and "nope" in r.stderr
+    r = offline_kctl(*args, "--max-bytes", "lots")
+    assert r.code == 2
+    r = offline_kctl(*args, "--remove-broker", "1", "-o", "json")
+    assert r.code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert all(1 not in e["replicas"] for e in doc["partitions"])
+    assert len(doc["partitions"]) == 12
