@@ -578,9 +578,21 @@ class WaveRun:
 
     def wait_wave(self, index: int, report: Any) -> None:
         """Poll until wave ``index`` completes, calling ``report(progress line)`` each poll;
-        :class:`StuckError` when its moves stall for the stall timeout."""
+        :class:`StuckError` when its moves stall for the stall timeout. A poll that fails (a
+        broker just killed is still named in the metadata, as the controller or a leader, until
+        the controller fences it) is tried again, up to the stall timeout."""
+        failing_since: float | None = None
         while True:
-            self.refresh()
+            try:
+                self.refresh()
+            except KctlError:
+                now = time.monotonic()
+                failing_since = now if failing_since is None else failing_since
+                if now - failing_since >= self.stall_timeout:
+                    raise
+                time.sleep(self.interval)
+                continue
+            failing_since = None
             stuck = self.tracker.stalled(time.monotonic(), self.stall_timeout, sorted(self.running))
             line = self.progress(stuck)
             report(line)

@@ -406,7 +406,11 @@ def verify_(
     )
     admin = Admin(connection(ctx))
     if resume:
+        from kctl.replicas.plan import check_plan
+
         reassign.check_alter_supported(admin.conn, "reassigning partitions")
+        current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
+        check_plan(plan, current, racks)
         _wave_run(ctx, admin, plan, file, True, yes, options, hint)
         return
     rows, done = reassign.verify(admin, admin.conn, plan)
