@@ -397,3 +397,18 @@ def test_generate_from_snapshot_is_deterministic_and_checks(offline_kctl, snapsh
     doc = json.loads(r.stdout)
     assert all(1 not in e["replicas"] for e in doc["partitions"])
     assert len(doc["partitions"]) == 12
+
+
+def test_keep_leaders_reorders_only_moving_partitions():
+    lay = round_robin([1, 2, 3], 30, 2)
+    for reps in lay.replicas:  # leaders all over broker 1 where it holds a replica
+        if 1 in reps:
+            reps.remove(1)
+            reps.insert(0, 1)
+    lay.racks[4] = None
+    result = plan(lay, Goal(add={4: None}, keep_leaders=True))
+    for i, reps in enumerate(result.replicas):
+        if sorted(reps) == sorted(lay.replicas[i]):
+            assert reps == lay.replicas[i]
+    everywhere = plan(lay, Goal(add={4: None}))
+    assert everywhere.leader_changes > result.leader_changes

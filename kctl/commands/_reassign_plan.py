@@ -64,6 +64,7 @@ def goal_of(
     max_bytes: str | None,
     balance_disks: bool,
     brokers: str | None,
+    keep_leaders: bool = False,
 ) -> Any:
     from kctl.replicas.rebalance import METRICS, Goal
 
@@ -96,6 +97,7 @@ def goal_of(
         max_bytes=size,
         balance_disks=balance_disks,
         targets=targets,
+        keep_leaders=keep_leaders,
     )
 
 

@@ -105,6 +105,11 @@ def generate(
     balance_disks: bool = typer.Option(
         False, "--balance-disks", help="Also even out each broker's log dirs (the plan's log_dirs)."
     ),
+    keep_leaders: bool = typer.Option(
+        False,
+        "--keep-leaders",
+        help="Balance preferred leaders only among the partitions that move.",
+    ),
     from_snapshot: Path | None = typer.Option(
         None,
         "--from-snapshot",
@@ -133,14 +138,14 @@ def generate(
         x is not None and x is not False
         for x in (include, remove_broker, add_broker, balance, replication_factor, max_moves,
                   max_bytes, from_snapshot, report_file)
-    ) or balance_disks or not topics or brokers is None  # fmt: skip
+    ) or balance_disks or keep_leaders or not topics or brokers is None  # fmt: skip
     if not whole:
         _generate_onto(ctx, list(topics), str(brokers), current_file)
         return
     goal = R.goal_of(
         remove=remove_broker, add=add_broker, balance=balance, tolerance=tolerance,
         replication_factor=replication_factor, max_moves=max_moves, max_bytes=max_bytes,
-        balance_disks=balance_disks, brokers=brokers,
+        balance_disks=balance_disks, brokers=brokers, keep_leaders=keep_leaders,
     )  # fmt: skip
     snapshot = R.snapshot_of(ctx, from_snapshot, list(topics))
     layout = R.load_layout(snapshot, list(topics), include)

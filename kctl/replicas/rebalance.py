@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +74,7 @@ class Goal:
     max_bytes: int | None = None
     balance_disks: bool = False
     targets: list[int] | None = None  # only these brokers may hold replicas
+    keep_leaders: bool = False  # reorder only the partitions whose replicas change
 
 
 @dataclass
@@ -341,7 +342,7 @@ class _Planner:
                 break
             if on is None:
                 on = self.index()
-            if self.move_one(src, on, mean):
+            if self.move_one(src, on, lo, hi):
                 stuck.clear()  # loads changed: a broker stuck before may have a way out now
             else:
                 stuck.add(src)
@@ -373,35 +374,24 @@ class _Planner:
                 return False
         return True
 
-    def move_one(self, src: int, on: dict[int, list[tuple[int, int]]], mean: float) -> bool:
-        disk = self.metric == "disk"
+    def move_one(
+        self, src: int, on: dict[int, list[tuple[int, int]]], lo: float, hi: float
+    ) -> bool:
+        """Move one replica off ``src`` to one of the least-loaded brokers that can take it;
+        whether one moved."""
         mine = on[src]
         for dst in self.heaps.smallest(8, {src}):
             gap = self.load[src] - self.load[dst]
-            if disk:
-                if gap <= 0:
-                    break
-                want = min(self.load[src] - mean, mean - self.load[dst])
-                if want <= 0:
-                    want = gap / 2
-                start = bisect_right(mine, (want, 1 << 62))
-                # the largest not overshooting (downwards), then the smallest that helps
-                down = range(start - 1, max(-1, start - 1 - 256), -1)
-                up = range(start, min(len(mine), start + 256))
-                cands = [k for k in down] + [k for k in up]
-            else:
+            if self.metric != "disk":
                 if gap < 2:
                     break
-                cands = range(min(len(mine), 4096))
+                cands: Iterable[int] = range(min(len(mine), 4096))  # the smallest bytes first
+            else:
+                if gap <= 0:
+                    break
+                cands = self.disk_candidates(mine, src, dst, gap, lo, hi)
             for k in cands:
-                size, i = mine[k]
-                w = size if disk else 1
-                if w <= 0 and disk:
-                    continue
-                if w >= gap:
-                    if disk and k >= start:
-                        break
-                    continue
+                _size, i = mine[k]
                 if not self.fits(i, src, dst):
                     continue
                 dm, db = self.cost(i, src, dst)
@@ -411,6 +401,35 @@ class _Planner:
                 self.apply(i, src, dst, on)
                 return True
         return False
+
+    def disk_candidates(
+        self, mine: list[tuple[int, int]], src: int, dst: int, gap: float, lo: float, hi: float
+    ) -> Iterable[int]:
+        """Indexes into ``mine`` (src's replicas by size) in the order they are worth trying:
+        the smallest replica that alone brings the broker into the band without pushing the
+        other out of it (fewest bytes); then the largest smaller ones (every byte of them is
+        needed); then any other that still evens the pair out (less than the gap)."""
+        ls, ld = self.load[src], self.load[dst]
+        need, cap = (ls - hi, hi - ld) if ls > hi else (lo - ld, ls - lo)
+        cap = min(cap, gap) if cap > 0 else gap / 2
+        k0 = bisect_left(mine, (need, -1))
+        n = len(mine)
+        for k in range(k0, min(n, k0 + 256)):
+            if mine[k][0] > cap or mine[k][0] >= gap:
+                break
+            yield k
+        for k in range(k0 - 1, max(-1, k0 - 1 - 256), -1):
+            size = mine[k][0]
+            if size <= 0:
+                break
+            if size <= cap:
+                yield k
+        for k in range(k0, min(n, k0 + 256)):
+            size = mine[k][0]
+            if size >= gap:
+                break
+            if size > cap:
+                yield k
 
     def apply(self, i: int, src: int, dst: int, on: dict[int, list[tuple[int, int]]]) -> None:
         dm, db = self.cost(i, src, dst)
@@ -448,6 +467,7 @@ class _Planner:
         lo, hi = _band(total / len(self.eligible), self.goal.tolerance, True)
         heaps = _Heaps(dict(count), {b: None for b in self.eligible})
         cnt = heaps.load
+        fixed = self.goal.keep_leaders
         stuck: set[int] = set()
         while True:
             src = heaps.largest(stuck)
@@ -458,6 +478,8 @@ class _Planner:
             lst = led[src]
             for k in range(len(lst) - 1, -1, -1):
                 i = lst[k]
+                if fixed and new[i] == orig[i]:
+                    continue
                 best = None
                 for b in new[i][1:]:
                     if (
@@ -562,9 +584,9 @@ class _Planner:
             if disk:
                 return {"bytes": math.ceil(need)}
             k = math.ceil(need)
-            smallest = sorted(self.size)
-            # each moved replica is a replica of some partition: at least the k smallest
-            return {"replicas": k, "bytes": sum(smallest[: min(k, len(smallest))])}
+            # each moved replica is some replica: at least the k smallest replicas' bytes
+            copies = sorted(self.size[i] for i, reps in enumerate(orig) for b in reps if b in load)
+            return {"replicas": k, "bytes": sum(copies[:k])}
         return None
 
 
@@ -714,6 +736,7 @@ def report(layout: Layout, goal: Goal, result: Plan) -> dict[str, Any]:
             "max_moves": goal.max_moves,
             "max_bytes": goal.max_bytes,
             "balance_disks": goal.balance_disks,
+            "keep_leaders": goal.keep_leaders,
         },
         "partitions": len(layout.partitions),
         "partitions_changed": len(changed(layout, result)),
