@@ -684,7 +684,7 @@ def _spread(values: list[int]) -> int:
 def report(layout: Layout, goal: Goal, result: Plan) -> dict[str, Any]:
     """Before/after per broker and per rack, the spreads, and what moves."""
     racks = dict(layout.racks)
-    racks.update({b: r for b, r in goal.add.items()})
+    racks.update({b: r for b, r in goal.add.items() if r is not None or b not in racks})
     brokers = sorted(set(racks) | set(goal.add))
     before = _figures(layout, layout.replicas, brokers)
     after = _figures(layout, result.replicas, brokers)
