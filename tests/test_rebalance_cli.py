@@ -1,0 +1,58 @@
+"""reassign generate on the session cluster: a plan from `kctl cluster snapshot -o json` equals
+the plan made live, replicas and sizes come from the cluster (DescribeLogDirs), and the plans
+respect the goals."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from kctl.replicas import plan as P
+
+
+def _brokers(admin) -> list[int]:
+    return sorted(admin.list_topics(timeout=10).brokers)
+
+
+def test_generate_from_a_snapshot_of_the_cluster_equals_the_live_plan(
+    kctl, admin, new_topic, tmp_path
+):
+    brokers = _brokers(admin)
+    if len(brokers) < 2:
+        pytest.skip("needs a cluster of two brokers or more")
+    first = brokers[0]
+    name = new_topic(assignment=[[first]] * 6)
+    lines = "".join(f"k{i}\t{'v' * 200}\n" for i in range(600))
+    r = kctl("produce", name, "--key-separator", "\t", input=lines)
+    assert r.code == 0, r
+    snap = tmp_path / "snap.json"
+    r = kctl("cluster", "snapshot", "-t", name, "-o", "json")
+    assert r.code == 0, r
+    snap.write_text(r.stdout)
+
+    args = ("partitions", "reassign", "generate", "--topic", name, "--balance", "replicas")
+    offline = kctl(*args, "--from-snapshot", str(snap), "-o", "json",
+                   "--report", str(tmp_path / "report.json"))  # fmt: skip
+    assert offline.code == 0, offline
+    live = kctl(*args, "-o", "json")
+    assert live.code == 0, live
+    assert json.loads(offline.stdout) == json.loads(live.stdout)  # same input, same plan
+
+    doc = json.loads(offline.stdout)
+    plan = P.parse_plan(doc)
+    counts = Counter(reps[0] for reps in plan.values())
+    final = Counter({first: 6 - sum(counts.values())}) + counts
+    assert max(final.values()) - min(final[b] for b in brokers) <= 1, final
+    report = json.loads((tmp_path / "report.json").read_text())
+    row = next(r for r in report["brokers"] if r["broker"] == first)
+    assert row["replicas_before"] == 6 and row["bytes_before"] > 600 * 200
+    assert report["moved_bytes"] > 0 and "replica(s) move" in offline.stderr
+
+    r = kctl("partitions", "reassign", "generate", "--topic", name, "--remove-broker",
+             str(first), "--from-snapshot", str(snap), "-o", "json")  # fmt: skip
+    assert r.code == 0, r
+    moved = P.parse_plan(json.loads(r.stdout))
+    assert len(moved) == 6 and all(first not in reps for reps in moved.values())
+    assert "lower bound for this goal: 6 replica(s)" in r.stderr
