@@ -10,7 +10,7 @@ and balance: the bytes that must leave the brokers above the band, or reach thos
 
     .venv/bin/python benchmarks/reassign_plan_scale.py                  # 10k, 100k (100 brokers)
     .venv/bin/python benchmarks/reassign_plan_scale.py --sizes 10k,100k,1m --json out.json
-    .venv/bin/python benchmarks/reassign_plan_scale.py --cli 100k       # also the whole CLI on a file
+    .venv/bin/python benchmarks/reassign_plan_scale.py --cli 100k   # also the whole CLI on a file
 
 ``--cli N`` also writes the snapshot of N partitions as a JSON file and times the whole command
 (`kctl partitions reassign generate --from-snapshot FILE --remove-broker ... -o json`), its peak
@@ -37,7 +37,11 @@ SCALES = {  # partitions -> (brokers, racks)
     "100k": (100_000, 100, 5),
     "1m": (1_000_000, 1000, 10),
 }
-SMALL = {"10k-3racks": (10_000, 100, 3), "100k-10racks": (100_000, 100, 10)}
+SMALL = {
+    "10k-3racks": (10_000, 100, 3),
+    "100k-10racks": (100_000, 100, 10),
+    "300k-1000b": (300_000, 1000, 10),
+}
 
 
 def synthetic(partitions: int, brokers: int, racks: int, seed: int = 1) -> dict:
@@ -109,7 +113,7 @@ def worker(scale: str, goal_name: str) -> dict:
     snap = ClusterSnapshot.from_dict(doc)
     del doc
     t2 = time.perf_counter()
-    layout = from_snapshot(snap)
+    layout = from_snapshot(snap, dirs=False)  # as the CLI reads it without --balance-disks
     del snap
     t3 = time.perf_counter()
     goal = Goal(**goals(brokers, racks)[goal_name])

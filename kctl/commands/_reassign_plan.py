@@ -101,7 +101,7 @@ def goal_of(
     )
 
 
-def load_layout(snapshot: Any, topics: list[str], include: str | None) -> Any:
+def load_layout(snapshot: Any, topics: list[str], include: str | None, dirs: bool = True) -> Any:
     from kctl.replicas.assign import PlanError
     from kctl.replicas.rebalance import from_snapshot
 
@@ -113,7 +113,7 @@ def load_layout(snapshot: Any, topics: list[str], include: str | None) -> Any:
         except re.error as exc:
             raise UsageError(f"malformed --include {include!r}", str(exc)) from None
     try:
-        layout = from_snapshot(snapshot, topics or None, include)
+        layout = from_snapshot(snapshot, topics or None, include, dirs)
     except PlanError as exc:
         from kctl.errors import NotFoundError
 
@@ -198,6 +198,11 @@ def summary(rep: dict[str, Any]) -> list[str]:
                 if rep["unfinished_moves"]
                 else ""
             )
+        )
+    live = [r for r in rep["brokers"] if r["state"] in ("", "new")]
+    if any(r["rack"] is None for r in live) and any(r["rack"] is not None for r in live):
+        lines.append(
+            "kctl: warning: some brokers have a rack and some do not: racks were not enforced"
         )
     goal = rep["goal"]
     if (goal["balance"] in ("replicas", "disk") or goal["add_brokers"]) and not rep[

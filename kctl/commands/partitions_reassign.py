@@ -148,7 +148,7 @@ def generate(
         balance_disks=balance_disks, brokers=brokers, keep_leaders=keep_leaders,
     )  # fmt: skip
     snapshot = R.snapshot_of(ctx, from_snapshot, list(topics))
-    layout = R.load_layout(snapshot, list(topics), include)
+    layout = R.load_layout(snapshot, list(topics), include, balance_disks)
     if current_file is not None:
         R.write_json(current_file, R.current_document(layout), "--current-file")
         note(f"current assignment written to {current_file}")

@@ -240,7 +240,7 @@ class _Planner:
 
     def hard(self) -> None:
         g = self.goal
-        order = range(len(self.new))
+        order: Iterable[int] = range(len(self.new))
         if g.max_moves is not None or g.max_bytes is not None:
             order = sorted(order, key=lambda i: (self.size[i], i))  # most moves per byte first
         for i in order:
@@ -286,13 +286,13 @@ class _Planner:
                     self.heaps.add(b, -w)
             placed = list(keep)
             for _ in range(need):
-                b = self.pick(i, placed, rf)
-                if b is None:
+                got = self.pick(i, placed, rf)
+                if got is None:
                     raise PlanError(
                         f"no broker can take a replica of {_name(self.layout.partitions[i])}"
                     )
-                placed.append(b)
-                self.heaps.add(b, w)
+                placed.append(got)
+                self.heaps.add(got, w)
             # A replacement takes the place of the replica it replaces (the leader's included).
             extra = placed[len(keep) :]
             out: list[int] = []
@@ -688,7 +688,7 @@ def report(layout: Layout, goal: Goal, result: Plan) -> dict[str, Any]:
     brokers = sorted(set(racks) | set(goal.add))
     before = _figures(layout, layout.replicas, brokers)
     after = _figures(layout, result.replicas, brokers)
-    rows = []
+    rows: list[dict[str, Any]] = []
     removed, fenced = set(goal.remove), set(layout.fenced)
     for b in sorted(set(before) | set(after)):
         x, y = before.get(b, [0, 0, 0]), after.get(b, [0, 0, 0])
@@ -721,8 +721,8 @@ def report(layout: Layout, goal: Goal, result: Plan) -> dict[str, Any]:
     live = [r for r in rows if r["broker"] in eligible]
     spread = {
         k: {
-            "before": _spread([r[f"{k}_before"] for r in live]),
-            "after": _spread([r[f"{k}_after"] for r in live]),
+            "before": _spread([int(r[f"{k}_before"]) for r in live]),
+            "after": _spread([int(r[f"{k}_after"]) for r in live]),
         }
         for k in ("replicas", "leaders", "bytes")
     }
@@ -760,11 +760,12 @@ def report(layout: Layout, goal: Goal, result: Plan) -> dict[str, Any]:
 
 
 def from_snapshot(
-    snapshot: Any, topics: list[str] | None = None, include: str | None = None
+    snapshot: Any, topics: list[str] | None = None, include: str | None = None, dirs: bool = True
 ) -> Layout:
     """The layout of a :class:`~kctl.replicas.model.ClusterSnapshot`: every non-internal topic
     (or ``topics``, or those whose name matches the regular expression ``include``), sizes from
-    its log dirs (a partition's size is its largest replica)."""
+    its log dirs (a partition's size is its largest replica); ``dirs``: also each replica's log
+    dir and size (what ``balance_disks`` needs)."""
     import re
 
     pattern = re.compile(include) if include else None
@@ -805,8 +806,9 @@ def from_snapshot(
                 continue
             if r.size > sizes[i]:
                 sizes[i] = r.size
-            replica_dirs[(i, d.broker)] = d.path
-            replica_sizes[(i, d.broker)] = r.size
+            if dirs:
+                replica_dirs[(i, d.broker)] = d.path
+                replica_sizes[(i, d.broker)] = r.size
     racks = {b.id: b.rack for b in snapshot.brokers}
     fenced = set(snapshot.fenced_brokers or [])
     for b in fenced:
