@@ -374,7 +374,10 @@ def test_generate_from_snapshot_scale_out(offline_kctl, snapshot_file: Path, tmp
                      "--add-broker", "4,5")  # fmt: skip
     assert r.code == 0, r.stderr
     assert r.stdout.splitlines()[0].split()[:4] == ["BROKER", "RACK", "STATE", "REPLICAS-BEFORE"]
-    assert len(r.stdout.splitlines()) == 6
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1 + 5 + 3 + 1  # brokers, then racks a, b, c and the spread
+    assert lines[6].split("\t")[1:3] == ["a", "rack (2)"]
+    assert lines[-1].split("\t")[2] == "spread"
 
 
 def test_generate_from_snapshot_is_deterministic_and_checks(offline_kctl, snapshot_file: Path):

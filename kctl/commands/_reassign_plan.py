@@ -22,6 +22,19 @@ BROKER_COLUMNS = (
 )
 
 
+def footer(rep: dict[str, Any]) -> list[dict[str, Any]]:
+    """Under the brokers: one row per rack (state ``rack``, its brokers summed), then the
+    spread (max - min over the brokers that may hold replicas)."""
+    rows: list[dict[str, Any]] = []
+    if len(rep["racks"]) > 1:
+        for r in rep["racks"]:
+            rows.append({**r, "broker": None, "state": f"rack ({r['brokers']})"})
+    spread = {"broker": None, "rack": None, "state": "spread"}
+    for k, v in rep["spread"].items():
+        spread[f"{k}_before"], spread[f"{k}_after"] = v["before"], v["after"]
+    return [*rows, spread]
+
+
 def parse_ids(text: str, option: str) -> list[int]:
     try:
         ids = [int(b) for b in text.split(",") if b.strip()]

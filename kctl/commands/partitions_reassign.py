@@ -155,7 +155,8 @@ def generate(
     _, doc, rep = R.make_plan(layout, goal)
     if report_file is not None:
         R.write_json(report_file, rep, "--report")
-    emit(Output(rep["brokers"], cols(*R.BROKER_COLUMNS), doc=doc), output_view(ctx))
+    table = Output(rep["brokers"], cols(*R.BROKER_COLUMNS), doc=doc, footer=R.footer(rep))
+    emit(table, output_view(ctx))
     for line in R.summary(rep):
         note(line)
 
