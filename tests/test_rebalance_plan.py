@@ -415,3 +415,15 @@ def test_keep_leaders_reorders_only_moving_partitions():
             assert reps == lay.replicas[i]
     everywhere = plan(lay, Goal(add={4: None}))
     assert everywhere.leader_changes > result.leader_changes
+
+
+def test_generate_without_log_dirs_warns_for_bytes(offline_kctl, snapshot_file: Path, tmp_path):
+    doc = json.loads(snapshot_file.read_text())
+    doc["log_dirs"] = []
+    path = tmp_path / "no-dirs.json"
+    path.write_text(json.dumps(doc))
+    args = ("partitions", "reassign", "generate", "--from-snapshot", str(path))
+    r = offline_kctl(*args, "--balance", "disk")
+    assert r.code == 0 and "the snapshot has no log dirs" in r.stderr, r
+    r = offline_kctl(*args, "--balance", "replicas")
+    assert r.code == 0 and "no log dirs" not in r.stderr, r

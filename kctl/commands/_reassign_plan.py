@@ -147,6 +147,21 @@ def snapshot_of(ctx: Any, from_snapshot: Path | None, topics: list[str]) -> Any:
     return collect(Admin(connection(ctx)), list(dict.fromkeys(topics)) or None)
 
 
+def snapshot_warnings(snapshot: Any, goal: Any) -> list[str]:
+    """What the snapshot lacks for this goal: log-dir sizes for bytes, racks."""
+    out = []
+    if goal.balance == "disk" or goal.balance_disks:
+        if not snapshot.log_dirs:
+            out.append(
+                "kctl: warning: the snapshot has no log dirs (taken with --no-log-dirs, or "
+                "no broker answered DescribeLogDirs): every partition counts 0 bytes"
+            )
+        elif snapshot.log_dirs_unsupported:
+            ids = ", ".join(map(str, snapshot.log_dirs_unsupported))
+            out.append(f"kctl: warning: no log-dir sizes from broker {ids}")
+    return out
+
+
 def make_plan(layout: Any, goal: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """(the plan, its document, the report)."""
     from kctl.replicas.assign import PlanError

@@ -149,6 +149,8 @@ def generate(
     )  # fmt: skip
     snapshot = R.snapshot_of(ctx, from_snapshot, list(topics))
     layout = R.load_layout(snapshot, list(topics), include, balance_disks)
+    for line in R.snapshot_warnings(snapshot, goal):
+        note(line)
     if current_file is not None:
         R.write_json(current_file, R.current_document(layout), "--current-file")
         note(f"current assignment written to {current_file}")

@@ -245,6 +245,8 @@ class _Planner:
             order = sorted(order, key=lambda i: (self.size[i], i))  # most moves per byte first
         for i in order:
             reps = self.new[i]
+            if not reps:  # a partition the metadata gave no replicas (an error): left alone
+                continue
             rf = g.replication_factor or len(reps)
             if rf > len(self.eligible):
                 raise PlanError(
