@@ -196,6 +196,16 @@ def _fresh(conn: Any, run: Any, action: Any) -> Any:
 
 
 def _keep_in_flight(conn: Any, run: Any) -> None:
+    """After a failure: the throttle kept for the moves still in flight only (removed when none
+    is). When that fails too (a broker that is down cannot take its throttle change), the
+    throttle stays as it was, said in a warning, and the first failure stays the error."""
+    try:
+        _narrow_or_finish(conn, run)
+    except KctlError as exc:
+        note(f"kctl: warning: the throttle is left as it was ({exc.line()})")
+
+
+def _narrow_or_finish(conn: Any, run: Any) -> None:
     flying = _fresh(conn, run, run.narrow)
     if flying:
         note(
