@@ -312,6 +312,8 @@ def test_scale_out_onto_two_new_brokers_in_throttled_waves(grown: Grown):
     assert min(counts[4], counts[5]) >= min(counts[1], counts[2]) - 1  # the new ones took a share
     assert all(len({racks[b] for b in rs}) == len(rs) for rs in after.values())
     wait_for(lambda: g.isr_full(ALL), "full ISRs after the scale-out", 60, 0.5)
+    under = g.ok("topics", "describe", "--under-replicated", "-o", "json")
+    assert json.loads(under.stdout) == [], under
     assert g.records(ALL) == records
     assert g.throttles_left() == {}
     assert not g.ongoing()
