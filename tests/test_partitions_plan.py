@@ -118,7 +118,7 @@ def test_plan_document_matches_kafka_reassign_partitions_format():
         ({"partitions": [{"topic": "a", "partition": -1, "replicas": [1]}]}, "partition"),
         ({"partitions": [{"topic": "a", "partition": 0, "replicas": []}]}, "broker ids"),
         (
-            {"partitions": [{"topic": "a", "partition": 0, "replicas": [1], "log_dirs": ["/d"]}]},
+            {"partitions": [{"topic": "a", "partition": 0, "replicas": [1], "log_dirs": ["d"]}]},
             "log dirs",
         ),
         ([1], "expected"),

@@ -384,3 +384,66 @@ def test_status_lists_a_move_started_by_kafkas_tool(
     assert cluster.no_throttle_left(name)
     r = cluster.kctl("partitions", "reassign", "status", "-o", "json")
     assert r.code == 0 and [x for x in json.loads(r.stdout) if x["topic"] == name] == [], r
+
+
+def _where(cluster: Cluster, topic: str) -> dict[tuple[int, int], list[tuple[str, bool]]]:
+    """(partition, broker) -> [(log dir, future)] from kctl cluster log-dirs -o json."""
+    r = cluster.kctl("cluster", "log-dirs", "-o", "json")
+    assert r.code == 0, r
+    out: dict[tuple[int, int], list[tuple[str, bool]]] = {}
+    for d in json.loads(r.stdout):
+        for rep in d["replicas"]:
+            if rep["topic"] == topic:
+                out.setdefault((rep["partition"], d["broker"]), []).append(
+                    (d["log_dir"], rep["future"])
+                )
+    return out
+
+
+def _dirs_of(cluster: Cluster, broker: int) -> list[str]:
+    r = cluster.kctl("cluster", "log-dirs", "--broker", str(broker), "-o", "json")
+    assert r.code == 0, r
+    return sorted(d["log_dir"] for d in json.loads(r.stdout))
+
+
+def test_a_plan_with_log_dirs_moves_each_replica_into_its_dir(
+    cluster: Cluster, tmp_path: Path, cleanup: list[str]
+) -> None:
+    dirs1, dirs2 = _dirs_of(cluster, 1), _dirs_of(cluster, 2)
+    if len(dirs1) < 2:
+        pytest.skip("the brokers have one log dir each")
+    name = cluster.create([[1], [1]])
+    cleanup.append(name)
+    cluster.produce(name, {0: 2000, 1: 500})
+    now = _where(cluster, name)
+    here = now[(0, 1)][0][0]
+    there = next(d for d in dirs1 if d != here)
+    # Partition 0 stays on broker 1 but changes dir; partition 1 moves to broker 2's last dir.
+    doc = {
+        "version": 1,
+        "partitions": [
+            {"topic": name, "partition": 0, "replicas": [1], "log_dirs": [there]},
+            {"topic": name, "partition": 1, "replicas": [2], "log_dirs": [dirs2[-1]]},
+        ],
+    }
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(doc))
+    r = cluster.kctl("partitions", "reassign", "verify", "-f", str(plan), "-o", "json")
+    assert r.code == 3, r
+    assert [x["status"] for x in json.loads(r.stdout)] == ["not-applied (log dir)", "not-applied"]
+
+    r = cluster.kctl(
+        "partitions", "reassign", "execute", "-f", str(plan), "--wait", "--interval", "0.3s",
+        "--execute", "-o", "jsonl",
+    timeout=120)  # fmt: skip
+    assert r.code == 0, r
+    lines = _lines(r.stdout)
+    assert lines[0]["phase"] == "replicas" and lines[-1]["phase"] == "log-dirs", lines
+    assert lines[-1]["partitions_done"] == lines[-1]["partitions_total"] == 2
+    where = _where(cluster, name)
+    assert where[(0, 1)] == [(there, False)]
+    assert where[(1, 2)] == [(dirs2[-1], False)]
+    assert (1, 1) not in where
+    r = cluster.kctl("partitions", "reassign", "verify", "-f", str(plan), "-o", "json")
+    assert r.code == 0 and [x["status"] for x in json.loads(r.stdout)] == ["complete"] * 2, r
+    assert cluster.count(name) == 2500

@@ -159,6 +159,7 @@ def test_progress_line_fields() -> None:
         bytes_total=1000, rate=70.0, in_flight=[("t", 5)], stuck=[], elapsed=12.34,
     )  # fmt: skip
     assert line == {
+        "phase": "replicas",
         "wave": 2,
         "waves": 3,
         "partitions_done": 4,

@@ -254,8 +254,12 @@ def clear_throttles(admin: Admin, topics: list[str]) -> list[dict[str, Any]]:
     return [{"entity": k, "name": n, "config": c} for k, n, names in present for c in names]
 
 
-def verify(admin: Admin, conn: Connection, plan: Assignment) -> tuple[list[dict[str, Any]], bool]:
-    """Per partition of the plan: complete | in-progress | not-applied; and whether all done."""
+def verify(
+    admin: Admin, conn: Connection, plan: Assignment, dirs: dict[DirKey, str] | None = None
+) -> tuple[list[dict[str, Any]], bool]:
+    """Per partition of the plan: complete | in-progress | not-applied; and whether all done.
+    With ``dirs`` (the plan's log_dirs), a partition on its brokers but with a replica not yet
+    in its log dir is ``in-progress (log dir)`` (being copied) or ``not-applied (log dir)``."""
     view = cluster_view(admin)
     wanted: dict[str, list[int]] = {}
     for topic, partition in plan:
@@ -285,6 +289,19 @@ def verify(admin: Admin, conn: Connection, plan: Assignment) -> tuple[list[dict[
                 "target": replicas,
             }
         )
+    if dirs:
+        with kafka_python.admin_client(conn) as client:
+            states, _ = dir_states_with(client, dirs)
+        for r in rows:
+            if not str(r["status"]).startswith("complete"):
+                continue
+            mine = [
+                st for (t, p, _b), st in states.items() if (t, p) == (r["topic"], r["partition"])
+            ]
+            if "moving" in mine:
+                r["status"] = "in-progress (log dir)"
+            elif any(st != "done" for st in mine):
+                r["status"] = "not-applied (log dir)"
     done = all(str(r["status"]).startswith("complete") for r in rows)
     return rows, done
 
@@ -343,6 +360,78 @@ def _by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[st
 
 
 # ---------------------------------------------------------------------------------------------
+# A plan's log_dirs (kafka-reassign-partitions.sh's "log_dirs" entries other than "any"):
+# AlterReplicaLogDirs to each replica's broker, once the replica exists there
+
+DirKey = tuple[str, int, int]  # (topic, partition, broker)
+
+
+def dir_states_with(
+    client: Any, dirs: dict[DirKey, str]
+) -> tuple[dict[DirKey, str], dict[DirKey, tuple[int, int]]]:
+    """Per replica of ``dirs``: ``done`` (in its log dir, nothing moving), ``moving`` (a future
+    log is being copied into it), ``elsewhere`` (in another log dir), ``absent`` (the broker
+    holds no replica yet, or did not answer); and (bytes in the future log, bytes of the
+    replica) for those moving."""
+    from kctl.broker import logdirs
+
+    by_broker: dict[int, dict[str, list[int]]] = {}
+    for topic, partition, broker in dirs:
+        by_broker.setdefault(broker, {}).setdefault(topic, []).append(partition)
+    states: dict[DirKey, str] = dict.fromkeys(dirs, "absent")
+    sizes: dict[DirKey, tuple[int, int]] = {}
+    for broker, parts in sorted(by_broker.items()):
+        try:
+            response = kafka_python.send(
+                client,
+                logdirs.build_request(parts),
+                f"describing log dirs of broker {broker}",
+                node_id=broker,
+            )
+            found = logdirs.parse_response(broker, response)
+        except KctlError:
+            continue
+        where: dict[DirKey, dict[bool, tuple[str, int]]] = {}
+        for d in found:
+            for r in d.replicas:
+                where.setdefault((r.topic, r.partition, broker), {})[r.is_future] = (d.path, r.size)
+        for key, places in where.items():
+            if key not in dirs:
+                continue
+            target = dirs[key]
+            if True in places:
+                states[key] = "moving" if places[True][0] == target else "elsewhere"
+                sizes[key] = (places[True][1], places.get(False, ("", 0))[1])
+            elif False in places:
+                states[key] = "done" if places[False][0] == target else "elsewhere"
+                sizes[key] = (0, places[False][1])
+    return states, sizes
+
+
+def alter_dirs_with(client: Any, moves: dict[DirKey, str]) -> list[dict[str, Any]]:
+    """AlterReplicaLogDirs for each replica of ``moves`` (one request per broker and dir): one
+    row per replica, ``status`` accepted | pending (REPLICA_NOT_AVAILABLE: not on the broker
+    yet) | failed."""
+    from kctl.broker import logdirs
+
+    grouped: dict[tuple[int, str], dict[str, list[int]]] = {}
+    for (topic, partition, broker), d in sorted(moves.items()):
+        grouped.setdefault((broker, d), {}).setdefault(topic, []).append(partition)
+    rows: list[dict[str, Any]] = []
+    for (broker, d), parts in sorted(grouped.items()):
+        what = f"moving replicas between log dirs of broker {broker}"
+        logdirs.require_api(client, broker, logdirs.ALTER_API, what)
+        response = kafka_python.send(
+            client, logdirs.build_alter_request(d, parts), what, node_id=broker
+        )
+        for row in logdirs.parse_alter_response(broker, response):
+            if row["error"] in ("REPLICA_NOT_AVAILABLE", "ReplicaNotAvailableError"):
+                row["status"] = "pending"
+            rows.append({**row, "log_dir": d})
+    return sorted(rows, key=lambda r: (r["topic"], r["partition"], r["broker"]))
+
+
+# ---------------------------------------------------------------------------------------------
 # Executing a plan in waves (reassign execute --wait, verify --resume)
 
 
@@ -379,6 +468,7 @@ class WaveRun:
         throttle: int | None = None,
         stall_timeout: float = 60.0,
         interval: float = 1.0,
+        dirs: dict[DirKey, str] | None = None,
     ) -> None:
         from kctl.replicas import progress, waves
 
@@ -413,6 +503,7 @@ class WaveRun:
         self.resumed_wave = bool(in_flight)
         self.wave = 0  # 1-based number of the wave in flight (0: none yet)
         self.lost_since: dict[tuple[str, int], float] = {}
+        self.dirs = dict(dirs or {})
 
     # --- the cluster ---------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -607,5 +698,79 @@ class WaveRun:
                     f"no progress for {self.stall_timeout:g}s on {names}{more}",
                     "an adding replica's broker may be down; the throttle stays only for the "
                     "moves in flight; run 'reassign verify --resume' when it is back",
+                )
+            time.sleep(self.interval)
+
+    # --- log dirs (the plan's log_dirs entries), once every replica is on its broker -----------
+    def submit_dirs(self) -> list[dict[str, Any]]:
+        """AlterReplicaLogDirs for every replica of the plan not yet in (or moving to) its log
+        dir; a replica not on its broker yet is ``pending`` (submitted again by the next call)."""
+        states, _ = dir_states_with(self.client, self.dirs)
+        todo = {k: d for k, d in self.dirs.items() if states[k] in ("elsewhere", "absent")}
+        if not todo:
+            return []
+        rows = alter_dirs_with(self.client, todo)
+        failed = [r for r in rows if r["status"] == "failed"]
+        if failed:
+            f = failed[0]
+            raise PlanFailed(
+                f"moving {f['topic']}-{f['partition']} to {f['log_dir']} on broker {f['broker']}",
+                str(f["error"]),
+            )
+        return rows
+
+    def wait_dirs(self, report: Any) -> None:
+        """Move the plan's replicas into their log dirs and poll until every one is there (its
+        future log swapped in), reporting progress lines with ``phase`` ``log-dirs``;
+        :class:`StuckError` when nothing moves for the stall timeout."""
+        from kctl.replicas import progress
+
+        if not self.dirs:
+            return
+        tracker = progress.Tracker()
+        first, _ = dir_states_with(self.client, self.dirs)
+        moving_keys = [k for k, st in first.items() if st != "done"]
+        size: dict[DirKey, int] = {}
+        last_change = time.monotonic()
+        before: dict[DirKey, str] = {}
+        before_bytes = -1
+        while True:
+            self.submit_dirs()
+            states, sizes = dir_states_with(self.client, self.dirs)
+            now = time.monotonic()
+            copied = 0
+            for k in moving_keys:
+                fut, cur = sizes.get(k, (0, 0))
+                size[k] = max(size.get(k, 0), cur)
+                copied += size[k] if states[k] == "done" else min(fut, size[k])
+            total = sum(size.get(k, 0) for k in moving_keys)
+            tracker.sample(now, copied)
+            done = sum(1 for st in states.values() if st == "done")
+            flying = sorted({(t, p) for (t, p, _b), st in states.items() if st != "done"})
+            if states != before or copied > before_bytes:
+                last_change = now
+            before, before_bytes = dict(states), copied
+            stuck = flying if now - last_change >= self.stall_timeout else []
+            line = progress.progress_line(
+                wave=len(self.waves) + 1,
+                waves=len(self.waves) + 1,
+                partitions_done=done,
+                partitions_total=len(self.dirs),
+                bytes_copied=copied,
+                bytes_total=total,
+                rate=tracker.rate(),
+                in_flight=flying,
+                stuck=stuck,
+                elapsed=now - self.started,
+                phase="log-dirs",
+            )
+            report(line)
+            if done == len(self.dirs):
+                return
+            if stuck:
+                names = ", ".join(f"{t}-{p}" for t, p in stuck[:10])
+                raise StuckError(
+                    f"no log dir move progressed for {self.stall_timeout:g}s ({names})",
+                    "see 'kctl cluster log-dirs'; run 'reassign verify --resume' to try again",
                 )
             time.sleep(self.interval)

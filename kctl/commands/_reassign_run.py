@@ -132,36 +132,57 @@ def run_waves(
     """Run ``plan`` in waves. Returns (complete, the broker's answers to the waves submitted).
     Without ``wait`` only the first wave not yet done is submitted."""
     from kctl.broker import kafka_python
-    from kctl.broker.reassign import WaveRun
+    from kctl.broker.reassign import WaveRun, dir_states_with
 
     answers: list[dict[str, Any]] = []
     with kafka_python.admin_client(conn) as client:
         run = WaveRun(admin, client, plan, **options)
-        if not run.waves:
+        dirs_left = 0
+        if run.dirs:
+            states, _ = dir_states_with(client, run.dirs)
+            dirs_left = sum(1 for st in states.values() if st != "done")
+        if not run.waves and not dirs_left:
             cleared = run.finish() if not run.running else []
             note(
                 "every partition of the plan is already done"
                 + (f"; throttle removed ({len(cleared)} config(s))" if cleared else "")
             )
             return True, answers
-        note(
-            f"plan: {sum(len(w) for w in run.waves)} partition move(s) in {len(run.waves)} "
-            f"wave(s), {human_bytes(run.bytes_total)} to copy"
-            + (f" (throttled to {human_bytes(run.throttle)}/s)" if run.throttle else "")
-        )
-        if not wait:
-            answers += run.submit(0)
-            note_submitted(admin, plan, run.waves[0])
-            rest = len(run.waves) - 1
+        if run.waves:
             note(
-                f"wave 1 of {len(run.waves)} submitted ({len(run.waves[0])} partition(s))"
+                f"plan: {sum(len(w) for w in run.waves)} partition move(s) in {len(run.waves)} "
+                f"wave(s), {human_bytes(run.bytes_total)} to copy"
+                + (f" (throttled to {human_bytes(run.throttle)}/s)" if run.throttle else "")
+            )
+        if dirs_left:
+            note(f"then {dirs_left} replica(s) to move into the log dir the plan names")
+        if not wait:
+            if run.waves:
+                answers += run.submit(0)
+                note_submitted(admin, plan, run.waves[0])
+            if dirs_left:
+                rows = run.submit_dirs()
+                answers += rows
+                pending = sum(1 for r in rows if r["status"] == "pending")
+                note(
+                    f"log dirs: {len(rows) - pending} move(s) submitted"
+                    + (
+                        f", {pending} waiting for their replica to reach its broker"
+                        if pending
+                        else ""
+                    )
+                )
+            rest = len(run.waves) - 1 if run.waves else 0
+            note(
+                (f"wave 1 of {len(run.waves)} submitted ({len(run.waves[0])} partition(s)); "
+                 if run.waves else "")
                 + (
-                    f"; {rest} wave(s) left: run '{resume_hint(file, hint_options)}'"
-                    if rest
-                    else f"; run 'kctl partitions reassign verify --file {file}' to see it "
+                    f"{rest} wave(s) left: run '{resume_hint(file, hint_options)}'"
+                    if rest or (dirs_left and run.waves)
+                    else f"run 'kctl partitions reassign verify --file {file}' to see it "
                     "done and remove the throttle"
                 )
-            )
+            )  # fmt: skip
             return False, answers
         try:
             with Reporter(jsonl) as report:
@@ -172,6 +193,10 @@ def run_waves(
                     if not jsonl and report.bar is None:
                         count = len(run.waves[i])
                         note(f"wave {i + 1}/{len(run.waves)} complete ({count} partition(s))")
+                if dirs_left:
+                    run.wait_dirs(report)
+                    if not jsonl and report.bar is None:
+                        note(f"log dirs: {len(run.dirs)} replica(s) in place")
         except KeyboardInterrupt:
             _interrupted(conn, run, yes, file, hint_options)
         except KctlError:

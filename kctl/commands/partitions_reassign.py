@@ -261,6 +261,7 @@ def _wave_run(
     yes: bool,
     options: dict[str, Any],
     hint: str,
+    dirs: dict[tuple[str, int, int], str] | None = None,
 ) -> None:
     from kctl.commands._reassign_run import run_waves
 
@@ -268,14 +269,14 @@ def _wave_run(
     jsonl = view.format == "jsonl"
     _complete, answers = run_waves(
         admin.conn, admin, plan, file=file, wait=wait, yes=yes, jsonl=jsonl,
-        options=options, hint_options=hint,
+        options={**options, "dirs": dirs}, hint_options=hint,
     )  # fmt: skip
     if jsonl and wait:
         return  # the progress lines were the output
     if wait:
         from kctl.broker import reassign
 
-        rows, _ = reassign.verify(admin, admin.conn, plan)
+        rows, _ = reassign.verify(admin, admin.conn, plan, dirs)
         emit(
             Output(rows, cols("topic", "partition:>", "status", "current", "target")),
             view,
@@ -322,9 +323,9 @@ def execute_(
     the moves in flight; without a terminal --yes cancels, otherwise they are left running."""
     from kctl.broker import reassign
     from kctl.broker.client import Admin
-    from kctl.replicas.plan import check_plan, plan_rows, read_plan
+    from kctl.replicas.plan import check_plan, plan_rows, read_plan_with_dirs
 
-    plan = read_plan(file)
+    plan, dirs = read_plan_with_dirs(file)
     options, hint = _wave_options(
         max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval
     )
@@ -333,6 +334,8 @@ def execute_(
     current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
     check_plan(plan, current, racks)
     waved = wait or max_concurrent is not None or max_bytes_in_flight is not None
+    if dirs and not execute:
+        note(f"{len(dirs)} replica(s) with a log dir in the plan (moved there once on its broker)")
     if not execute:
         rows = plan_rows(current, plan)
         if waved:
@@ -357,8 +360,8 @@ def execute_(
         emit(Output(rows, cols(*PLAN_COLUMNS)), output_view(ctx))
         note(f"plan: {len(plan)} partition(s); nothing changed (add --execute to start)")
         return
-    if waved:
-        _wave_run(ctx, admin, plan, file, wait, yes, options, hint)
+    if waved or dirs:
+        _wave_run(ctx, admin, plan, file, wait, yes, options, hint, dirs)
         return
     if options["throttle"] is not None:
         reassign.set_throttle(admin, current, plan, options["throttle"])
@@ -406,9 +409,9 @@ def verify_(
     (a half-done 'execute' finishes). Exit 3 while not complete."""
     from kctl.broker import reassign
     from kctl.broker.client import Admin
-    from kctl.replicas.plan import read_plan
+    from kctl.replicas.plan import read_plan_with_dirs
 
-    plan = read_plan(file)
+    plan, dirs = read_plan_with_dirs(file)
     options, hint = _wave_options(
         max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval
     )
@@ -419,9 +422,9 @@ def verify_(
         reassign.check_alter_supported(admin.conn, "reassigning partitions")
         current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
         check_plan(plan, current, racks)
-        _wave_run(ctx, admin, plan, file, True, yes, options, hint)
+        _wave_run(ctx, admin, plan, file, True, yes, options, hint, dirs)
         return
-    rows, done = reassign.verify(admin, admin.conn, plan)
+    rows, done = reassign.verify(admin, admin.conn, plan, dirs)
     emit(
         Output(rows, cols("topic", "partition:>", "status", "current", "target")), output_view(ctx)
     )
@@ -430,7 +433,7 @@ def verify_(
         for r in rows:
             counts[str(r["status"])] = counts.get(str(r["status"]), 0) + 1
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        if keep_throttle or any(r["status"] == "in-progress" for r in rows):
+        if keep_throttle or any(str(r["status"]).startswith("in-progress") for r in rows):
             note(f"reassignment not complete ({summary}); the throttle (if any) stays")
         else:
             cleared = reassign.clear_throttles(admin, sorted({t for t, _ in plan}))

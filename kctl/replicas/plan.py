@@ -64,10 +64,12 @@ def parse_plan(doc: Any) -> Assignment:
             raise PlanError(
                 f"partitions[{i}] ({topic}-{partition}): log_dirs must have one entry per replica"
             )
-        if dirs is not None and any(d != "any" for d in dirs):
+        if dirs is not None and any(
+            not isinstance(d, str) or (d != "any" and not d.startswith("/")) for d in dirs
+        ):
             raise PlanError(
-                f"partitions[{i}] ({topic}-{partition}): moving replicas between log dirs "
-                '(log_dirs other than "any") is not supported'
+                f'partitions[{i}] ({topic}-{partition}): log dirs must be "any" or a broker\'s '
+                "absolute log dir path"
             )
         if (topic, partition) in out:
             raise PlanError(f"{topic}-{partition} appears twice")
@@ -98,8 +100,29 @@ def read_json(path: Path, what: str) -> Any:
 
 def read_plan(path: Path) -> Assignment:
     """The reassignment plan in ``path`` (:func:`parse_plan`); malformed: a UsageError."""
+    return read_plan_with_dirs(path)[0]
+
+
+# (topic, partition, broker) -> the log dir the plan puts that replica in
+LogDirs = dict[tuple[str, int, int], str]
+
+
+def plan_log_dirs(doc: Any) -> LogDirs:
+    """The ``log_dirs`` entries of a plan (already checked by :func:`parse_plan`) other than
+    ``"any"``: where each such replica is to live on its broker."""
+    out: LogDirs = {}
+    for entry in doc["partitions"]:
+        for broker, d in zip(entry["replicas"], entry.get("log_dirs") or [], strict=False):
+            if d != "any":
+                out[(entry["topic"], entry["partition"], broker)] = d
+    return out
+
+
+def read_plan_with_dirs(path: Path) -> tuple[Assignment, LogDirs]:
+    """The plan in ``path`` and its log dir entries (:func:`plan_log_dirs`)."""
+    doc = read_json(path, "plan")
     try:
-        return parse_plan(read_json(path, "plan"))
+        return parse_plan(doc), plan_log_dirs(doc)
     except PlanError as exc:
         raise UsageError(f"malformed plan {path}", str(exc)) from exc
 

@@ -97,12 +97,16 @@ def progress_line(
     in_flight: list[TP],
     stuck: list[TP],
     elapsed: float,
+    phase: str = "replicas",
 ) -> dict[str, Any]:
-    """One ``-o jsonl`` progress line of ``reassign execute --wait``."""
+    """One ``-o jsonl`` progress line of ``reassign execute --wait``: ``phase`` ``replicas``
+    (moves between brokers, in waves) or ``log-dirs`` (the plan's log_dirs entries, counted in
+    replicas rather than partitions, as one last wave)."""
     eta = eta_seconds(bytes_total - bytes_copied, rate)
     if partitions_done >= partitions_total:
         eta = 0.0
     return {
+        "phase": phase,
         "wave": wave,
         "waves": waves,
         "partitions_done": partitions_done,
