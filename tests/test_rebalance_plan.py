@@ -427,3 +427,13 @@ def test_generate_without_log_dirs_warns_for_bytes(offline_kctl, snapshot_file: 
     assert r.code == 0 and "the snapshot has no log dirs" in r.stderr, r
     r = offline_kctl(*args, "--balance", "replicas")
     assert r.code == 0 and "no log dirs" not in r.stderr, r
+
+
+def test_targets_move_every_replica_off_the_other_brokers():
+    lay = round_robin([1, 2, 3, 4, 5], 20, 2)
+    goal = Goal(targets=[1, 2, 3])
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    assert all(set(reps) <= {1, 2, 3} for reps in result.replicas)
+    off = sum(1 for reps in lay.replicas for b in reps if b not in (1, 2, 3))
+    assert result.moved_replicas == off
