@@ -47,7 +47,7 @@ class Reporter:
         self.jsonl = jsonl
         self.bar: Any = None
         self.task: Any = None
-        self.last_wave = 0
+        self.stuck: list[str] = []
         if not jsonl and sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn
@@ -90,8 +90,9 @@ class Reporter:
             if self.task is None:
                 self.task = self.bar.add_task("reassign", total=total, **fields)
             self.bar.update(self.task, completed=line["bytes_copied"], total=total, **fields)
-            if line["stuck"]:
+            if line["stuck"] and line["stuck"] != self.stuck:
                 self.bar.console.print(f"no progress on {', '.join(line['stuck'][:10])}")
+            self.stuck = line["stuck"]
 
 
 def _decide_on_interrupt(yes: bool) -> str:
