@@ -437,3 +437,12 @@ def test_targets_move_every_replica_off_the_other_brokers():
     assert all(set(reps) <= {1, 2, 3} for reps in result.replicas)
     off = sum(1 for reps in lay.replicas for b in reps if b not in (1, 2, 3))
     assert result.moved_replicas == off
+
+
+def test_a_fenced_broker_does_not_stop_a_plan_that_needs_no_new_copy_of_its_partitions():
+    lay = round_robin([1, 2, 3, 4], 8, 3)
+    lay.fenced = {4}
+    result = plan(lay, Goal(balance="replicas"))  # 3 brokers left for RF 3: nothing can move
+    check_hard(lay, Goal(balance="replicas"), result)
+    with pytest.raises(PlanError, match="needs 3 replicas; only 2"):
+        plan(lay, Goal(remove=[3]))

@@ -248,11 +248,6 @@ class _Planner:
             if not reps:  # a partition the metadata gave no replicas (an error): left alone
                 continue
             rf = g.replication_factor or len(reps)
-            if rf > len(self.eligible):
-                raise PlanError(
-                    f"{_name(self.layout.partitions[i])} needs {rf} replicas; only "
-                    f"{len(self.eligible)} broker(s) can hold them"
-                )
             keep: list[int] = []
             seen_racks: set[str | None] = set()
             drop: list[int] = []
@@ -291,7 +286,8 @@ class _Planner:
                 got = self.pick(i, placed, rf)
                 if got is None:
                     raise PlanError(
-                        f"no broker can take a replica of {_name(self.layout.partitions[i])}"
+                        f"{_name(self.layout.partitions[i])} needs {rf} replicas; only "
+                        f"{len(self.eligible)} broker(s) can hold them"
                     )
                 placed.append(got)
                 self.heaps.add(got, w)
