@@ -234,7 +234,11 @@ def cases(draw):
     reps = [list(draw(st.permutations(brokers))[:rf]) for _ in range(parts)]
     sizes = [draw(st.integers(0, 10_000)) for _ in range(parts)]
     lay = Layout([("t", p) for p in range(parts)], reps, sizes, racks)
-    kind = draw(st.sampled_from(["remove", "add", "replicas", "leaders", "disk", "rf", "none"]))
+    if draw(st.booleans()):
+        lay.fenced = {draw(st.sampled_from(brokers))}
+    kind = draw(
+        st.sampled_from(["remove", "add", "replicas", "leaders", "disk", "rf", "none", "targets"])
+    )
     goal = Goal(tolerance=draw(st.sampled_from([0.0, 0.05, 0.1, 0.3])))
     if kind == "remove" and n > rf:
         goal.remove = draw(
@@ -249,6 +253,8 @@ def cases(draw):
         goal.balance = kind
     elif kind == "rf":
         goal.replication_factor = draw(st.integers(1, n))
+    elif kind == "targets":
+        goal.targets = draw(st.lists(st.sampled_from(brokers), min_size=1, unique=True))
     if draw(st.booleans()):
         goal.max_moves = draw(st.integers(0, 20))
     if draw(st.booleans()):
@@ -260,7 +266,14 @@ def cases(draw):
 @given(cases())
 def test_hard_constraints_budgets_and_determinism(case):
     lay, goal = case
-    result = plan(lay, goal)
+    pool = set(goal.targets) if goal.targets is not None else set(lay.racks) | set(goal.add)
+    eligible = pool - set(goal.remove) - lay.fenced
+    try:
+        result = plan(lay, goal)
+    except PlanError as exc:  # only when some partition needs more brokers than are left
+        widest = max(goal.replication_factor or len(r) for r in lay.replicas)
+        assert widest > len(eligible) or not eligible, exc
+        return
     check_hard(lay, goal, result)
     if goal.max_moves is not None:
         assert result.moved_replicas <= goal.max_moves
@@ -279,6 +292,7 @@ def test_hard_constraints_budgets_and_determinism(case):
     shuffled = Layout(
         lay.partitions, [list(r) for r in lay.replicas], list(lay.sizes),
         dict(reversed(list(lay.racks.items()))),
+        set(lay.fenced),
     )  # fmt: skip
     again = plan(shuffled, Goal(**{**goal.__dict__, "add": dict(reversed(list(goal.add.items())))}))
     assert again.replicas == result.replicas

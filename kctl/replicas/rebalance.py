@@ -249,13 +249,18 @@ class _Planner:
                 continue
             rf = g.replication_factor or len(reps)
             keep: list[int] = []
-            seen_racks: set[str | None] = set()
             drop: list[int] = []
             rack_rule = self.constrained(i, rf)
+            # A replica that stays where it is though its broker takes nothing new (fenced)
+            # holds its rack first: a replica that shares it is the one that moves.
+            out_only = g.targets is not None  # every replica off the target brokers leaves
+            seen_racks = {
+                self.rack.get(b)
+                for b in reps
+                if b not in self.ok and not out_only and b not in self.removed
+            }
             for b in reps:
-                bad = b in keep or (
-                    b not in self.ok and (b in self.removed or g.targets is not None)
-                )
+                bad = b in keep or (b not in self.ok and (out_only or b in self.removed))
                 if not bad and rack_rule and b in self.ok and self.rack[b] in seen_racks:
                     bad = True
                 if bad:
