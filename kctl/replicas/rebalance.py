@@ -317,7 +317,7 @@ class _Planner:
         best: tuple[float, int] | None = None
         for strict in (True, False):
             for r in self.heaps.racks:
-                if strict and self.constrained(i, rf) and r in used:
+                if strict and self.rack_aware and r in used:  # racks unused first
                     continue
                 b = self.heaps.least(r, exclude)
                 if b is not None and (best is None or (self.load[b], b) < best):
@@ -371,10 +371,13 @@ class _Planner:
         reps = self.new[i]
         if dst in reps:
             return False
-        if self.constrained(i, len(reps)):
-            r = self.rack[dst]
-            if r != self.rack[src] and any(self.rack.get(b) == r for b in reps if b != src):
-                return False
+        if self.rack_aware:
+            # never fewer distinct racks (with at least as many racks as replicas: all distinct)
+            r, was = self.rack[dst], self.rack[src]
+            if r != was:
+                others = [self.rack.get(b) for b in reps if b != src]
+                if r in others and was not in others:
+                    return False
         return True
 
     def move_one(
