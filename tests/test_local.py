@@ -586,3 +586,10 @@ def test_rack_of_is_round_robin_from_rack_1():
     ]  # fmt: skip
     assert rack_of(4, 1) == "rack-1"
     assert rack_of(2, 0) is None
+
+
+def test_bad_racks_and_rack_are_usage_errors_before_anything_starts(kctl):
+    r = kctl("local", "up", "--engine", "kafka", "--racks", "-1")
+    assert r.code == 2 and "--racks" in r.stderr, r
+    r = kctl("local", "add-broker", "--rack", " ")
+    assert r.code == 2 and r.stderr.strip() == "kctl: error: --rack must not be empty", r
