@@ -107,3 +107,12 @@ def test_an_unknown_decoder_and_a_missing_registry_are_usage_errors(kctl, typed_
     assert r.code == 2 and "schema-registry" in r.stderr, r
     r = kctl("dump-segment", str(seg), "--value-decoder", "schema-registry")
     assert r.code == 2 and "KCTL_SCHEMA_REGISTRY_URL" in r.stderr, r
+
+
+def test_an_unreachable_registry_is_one_line_naming_it_exit_1(kctl, typed_segment):
+    seg, _ = typed_segment
+    url = "http://127.0.0.1:9/apis/ccompat/v7"
+    r = kctl("dump-segment", str(seg), "--value-decoder", "schema-registry",
+             env={"KCTL_SCHEMA_REGISTRY_URL": url})  # fmt: skip
+    assert r.code == 1, r
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("kctl: error: ") and url in r.stderr
