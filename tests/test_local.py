@@ -530,6 +530,9 @@ def test_racks_round_robin_and_a_broker_added_to_the_running_cluster(kctl):
         assert r.code == 0, r
         doc = json.loads(r.stdout)
         assert {n["id"]: n["rack"] for n in doc["nodes"]} == {1: "rack-1", 2: "rack-2", 1000: None}
+        again = kctl("local", "up", "--engine", "kafka", "--racks", "3")
+        assert again.code == 0 and "already running" in again.stderr, again
+        assert "warning: --racks 3 is for a new cluster; this one keeps 2 racks" in again.stderr
 
         added = kctl("local", "add-broker", "-o", "json", timeout=300)
         assert added.code == 0, added

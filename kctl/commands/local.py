@@ -162,6 +162,12 @@ def up(
         quorum=quorum,
         racks=racks,
     )
+    if racks and cluster.racks != racks:
+        note(
+            f"kctl: warning: --racks {racks} is for a new cluster; this one keeps "
+            + (f"{cluster.racks} racks" if cluster.racks else "no racks")
+            + " (kctl local down --purge first to change them)"
+        )
     profile = None if cluster.security == "plaintext" else admin_profile
     if started and profile is not None:
         from kctl.commands.profile import check_name
