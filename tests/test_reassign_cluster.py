@@ -1,19 +1,25 @@
 """Partition moves end to end on a real Apache Kafka cluster of our own, driven through the CLI as
-an operator would: `kctl local up --brokers 3 --racks 3`, topics with real data (about 30 MB),
+an operator would: `kctl local up --brokers 3 --racks 3`, topics with real data (about 28 MB),
 then `kctl local add-broker` twice (brokers 4 and 5, racks rack-1 and rack-2), and on it:
 
-- the side-by-side with Kafka's own `kafka-reassign-partitions.sh --generate` (same topics, same
-  target brokers): kctl's plan copies no more replicas, and the test prints how many fewer;
-- scale out (`generate --add-broker 4,5`, `execute --throttle --max-concurrent 2 --wait`):
-  the spread is within the tolerance, every record is still there, ISRs full, no throttle left;
+- Kafka's own `kafka-reassign-partitions.sh --generate` beside kctl's plan (same topics, same
+  target brokers) for the scale-out and for the decommission: kctl copies no more replicas, and
+  the test prints both counts;
+- scale out (`generate --add-broker 4,5`, `execute --throttle 50MB --max-concurrent 2 --wait`):
+  replicas within the tolerance inside each rack (rack-3 holds broker 3 alone, so rack safety
+  pins a replica of every 3-replica partition there), preferred leaders within it over all
+  five, every record still there, ISRs full, no throttle left on any broker or topic;
 - replication factor 2 -> 3 -> 2 of a topic;
-- decommission broker 2 (`generate --remove-broker 2`): nothing left on it, racks distinct;
-- a broker SIGKILLed while a throttled wave is in flight, started again: `reassign verify
-  --resume --wait` completes the plan and removes the throttles.
+- decommission broker 2 (`generate --remove-broker 2`): exactly its replicas move, nothing left
+  on it, racks distinct;
+- a broker SIGKILLed while a throttled wave is in flight: the executor names the stuck moves
+  and keeps their throttle; started again, `reassign verify --resume` completes the plan and
+  removes the throttles.
 
-Every check reads the result back from the cluster with confluent_kafka (replicas, ISRs,
-records, configs), never from kctl's own report. The tests run in file order on the one
-cluster (each builds on the layout the previous one left); the cluster is killed at the end.
+The results are read back from the cluster with confluent_kafka (replicas, ISRs, records and
+their digests, throttle configs), not from kctl's report of what it did. The tests run in file
+order on the one cluster (each builds on the layout the previous one left); it is killed at
+the end.
 """
 
 from __future__ import annotations
