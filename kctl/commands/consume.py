@@ -157,9 +157,10 @@ def consume(
         extra=extra,
     )
     started = time.monotonic()
-    from kctl.runtime.heap import keep_heap
+    from kctl.runtime.heap import fewer_collections, keep_heap
 
     keep_heap()
+    fewer_collections()
     consumption = Consumption(connection(ctx), opts)
     count = 0
     interrupted = False

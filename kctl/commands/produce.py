@@ -312,9 +312,10 @@ def produce(
     def encoders() -> TypedInput:
         return _typed(ctx, sides, opts.topic, subject_name_strategy)
 
-    from kctl.runtime.heap import keep_heap
+    from kctl.runtime.heap import fewer_collections, keep_heap
 
     keep_heap()
+    fewer_collections()
     conn = connection(ctx)
     streams: list[tuple[str, IO[bytes]]] = []
     bar: Any = None
