@@ -43,10 +43,11 @@ PLAN = Kind("plan", 64 * MiB)  # reassignment plans, election files
 ACL = Kind("ACL", 64 * MiB)  # acls add --from-file
 OFFSETS = Kind("offsets", 64 * MiB)  # groups reset-offsets --from-file, records delete
 SNAPSHOT = Kind("snapshot", 1 * GiB)  # replicas validate --snapshot
+SCHEMA = Kind("schema", 16 * MiB)  # schemas register/check FILE, produce --value/key-schema
 KAFKA_TEXT = Kind("checkpoint, properties or quorum-state", 64 * MiB)  # dump-segment's text files
 LOG = Kind("log", None)  # segments and other Kafka files: mapped or streamed, never capped
 
-KINDS = (SECRET, PROPERTIES, PROFILES, PLAN, ACL, OFFSETS, SNAPSHOT, KAFKA_TEXT)
+KINDS = (SECRET, PROPERTIES, PROFILES, PLAN, ACL, OFFSETS, SNAPSHOT, SCHEMA, KAFKA_TEXT)
 
 _READ = 1 * MiB  # bytes asked for per read() beyond the size fstat gave
 

@@ -20,7 +20,6 @@ import pytest
 from conftest import kctl_environment
 
 from kctl import inputs
-from kctl.commands.schemas import SCHEMA_FILE
 from kctl.errors import KctlError, UsageError
 
 NOWHERE = "127.0.0.1:1"
@@ -57,8 +56,8 @@ INPUT_FILES: dict[tuple[str, str], tuple[list[str], inputs.Kind]] = {
     ("tokens expire", "--hmac-file"): (["--hmac-file", "{}", "--yes"], inputs.SECRET),
     ("users set-password", "--password-file"): (["u", "--password-file", "{}"], inputs.SECRET),
     ("", "--command-config"): (["--command-config", "{}", "topics", "list"], inputs.PROPERTIES),
-    ("schemas register", "path"): (["s", "{}", "--type", "avro"], SCHEMA_FILE),
-    ("schemas check", "path"): (["s", "{}", "--type", "avro"], SCHEMA_FILE),
+    ("schemas register", "path"): (["s", "{}", "--type", "avro"], inputs.SCHEMA),
+    ("schemas check", "path"): (["s", "{}", "--type", "avro"], inputs.SCHEMA),
 }
 # Found in the tree but not an input file kctl reads whole, each with why.
 NOT_INPUT_FILES = {

@@ -853,4 +853,6 @@ def test_references_need_a_schema_file(kctl: Callable[..., Run]) -> None:
         "produce", "t", "--value-format", "protobuf", "--value-schema", "x.proto",
         "--value-reference", "a.proto", input="",
     )  # fmt: skip
-    assert r.code == 2 and "--reference" in r.stderr, r.stderr
+    assert r.code == 2 and "--value-reference 'a.proto' is not NAME=SUBJECT:VERSION" in r.stderr, (
+        r.stderr
+    )

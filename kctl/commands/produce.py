@@ -56,21 +56,19 @@ def _typed(ctx: typer.Context, sides: list[Side], topic: str, strategy: str) -> 
     from dataclasses import replace
 
     from kctl.commands._common import schema_registry
-    from kctl.inputs import read_input
+    from kctl.inputs import SCHEMA, read_input
     from kctl.produce import typed
     from kctl.schemas.model import Schema
 
     sides = [
-        replace(s, schema_text=read_input(s.schema_file, f"--{s.what}-schema", typed.SCHEMA_FILE))
+        replace(s, schema_text=read_input(s.schema_file, f"--{s.what}-schema", SCHEMA))
         if s.schema_file is not None
         else s
         for s in sides
     ]
-    from kctl.commands.schemas import resolve_references
-
     client = schema_registry(ctx)
     sides = [  # "latest" references as the version numbers the registry stores
-        replace(s, references=resolve_references(Schema("", "", s.references), client).references)
+        replace(s, references=client.resolve(Schema("", "", s.references)).references)
         if s.references
         else s
         for s in sides
@@ -250,12 +248,12 @@ def produce(
     from kctl.broker.produce import produce as run
     from kctl.produce import options, summary, typed
 
-    def references(items: list[str]) -> tuple[Reference, ...]:
+    def references(items: list[str], option: str) -> tuple[Reference, ...]:
         if not items:
             return ()
-        from kctl.commands.schemas import parse_reference
+        from kctl.schemas.names import parse_reference
 
-        return tuple(map(parse_reference, items))
+        return tuple(parse_reference(item, option) for item in items)
 
     sides = [
         side
@@ -266,7 +264,7 @@ def produce(
                 value_schema,
                 value_subject,
                 value_message,
-                references(value_reference),
+                references(value_reference, "--value-reference"),
             ),
             typed.check_side(
                 "key",
@@ -274,7 +272,7 @@ def produce(
                 key_schema,
                 key_subject,
                 key_message,
-                references(key_reference),
+                references(key_reference, "--key-reference"),
             ),
         )
         if side is not None

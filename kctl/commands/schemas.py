@@ -12,6 +12,7 @@ import typer
 from kctl.commands._common import confirm, example, note, output_view, schema_registry
 from kctl.formatters import Output, cols, emit
 from kctl.inputs import Kind, MiB
+from kctl.schemas.names import subject_and_version
 
 if TYPE_CHECKING:
     from kctl.registry.client import RegistryClient
@@ -26,48 +27,9 @@ EXTENSIONS = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 SUFFIX = {"AVRO": "avsc", "PROTOBUF": "proto", "JSON": "json"}
 INDEX = "index.json"
 EXPORT_FORMAT = "kctl-schemas-export/1"
-_VERSION = re.compile(r"latest|-1|[1-9][0-9]{0,9}")
 DOC_FORMATS = ("json", "jsonl", "yaml")
 
 
-def subject_and_version(text: str, what: str = "SUBJECT[:VERSION]") -> tuple[str, int | None]:
-    """``orders-value`` -> (orders-value, None); ``orders-value:3`` -> (orders-value, 3);
-    ``:latest`` is None. A ``:`` with anything but a version after it is a usage error."""
-    from kctl.errors import UsageError
-
-    subject, colon, version = text.rpartition(":")
-    if not colon:
-        subject, version = text, ""
-    if not subject.strip():
-        raise UsageError(f"{what} {text!r} has no subject", "e.g. orders-value:2")
-    if colon and not _VERSION.fullmatch(version):
-        raise UsageError(
-            f"{what} {text!r}: {version!r} is not a version", "a number >= 1 or latest"
-        )
-    if not colon or version in ("latest", "-1"):
-        return subject, None
-    return subject, int(version)
-
-
-def parse_reference(item: str) -> Reference:
-    """``--reference NAME=SUBJECT:VERSION`` (the version may be ``latest`` only when looked up:
-    the registry stores numbers, so it is resolved by the caller)."""
-    from kctl.errors import UsageError
-    from kctl.parsing import key_value
-    from kctl.schemas.model import Reference
-
-    name, target = key_value(
-        item, "--reference", form="NAME=SUBJECT:VERSION", example="common.proto=common-value:1"
-    )
-    subject, colon, version = target.rpartition(":")
-    if not colon or not subject or not re.fullmatch(r"[1-9][0-9]{0,9}|latest", version):
-        raise UsageError(
-            f"--reference {item!r} is not NAME=SUBJECT:VERSION", "e.g. common.proto=common-value:1"
-        )
-    return Reference(name, subject, 0 if version == "latest" else int(version))
-
-
-SCHEMA_FILE = Kind("schema", 16 * MiB)  # register/check FILE (as produce's --value-schema)
 INDEX_FILE = Kind("export index", 256 * MiB)  # import DIR/index.json
 
 
@@ -76,9 +38,10 @@ def read_schema(path: Path, kind: str | None, refs: list[str]) -> Schema:
     given (a version 0 stands for ``latest``: :func:`resolve_references`). Read before the
     registry is asked anything."""
     from kctl.errors import UsageError
-    from kctl.inputs import read_input
+    from kctl.inputs import SCHEMA, read_input
     from kctl.registry.client import schema_type
     from kctl.schemas.model import Schema
+    from kctl.schemas.names import parse_reference
 
     references = tuple(parse_reference(item) for item in refs)
     if kind is not None:
@@ -91,25 +54,8 @@ def read_schema(path: Path, kind: str | None, refs: list[str]) -> Schema:
                 "name it .avsc, .proto or .json, or give --type avro|protobuf|json",
             )
         stype = found
-    text = read_input(path, "schema file", SCHEMA_FILE)
+    text = read_input(path, "schema file", SCHEMA)
     return Schema(stype, text, references)
-
-
-def resolve_references(schema: Schema, client: RegistryClient) -> Schema:
-    """``latest`` references (version 0) as the version numbers the registry stores."""
-    from dataclasses import replace
-
-    from kctl.schemas.model import Reference
-
-    if all(r.version for r in schema.references):
-        return schema
-    refs = tuple(
-        r
-        if r.version
-        else Reference(r.name, r.subject, client.subject_version(r.subject).version or 0)
-        for r in schema.references
-    )
-    return replace(schema, references=refs)
 
 
 def refs_text(refs: tuple[Reference, ...] | list[Reference]) -> str:
@@ -328,7 +274,7 @@ def register(
     when the subject already holds it), the registry's answer on stderr."""
     schema = read_schema(path, kind, references)
     client = schema_registry(ctx)
-    schema = resolve_references(schema, client)
+    schema = client.resolve(schema)
     from kctl.errors import KctlError
 
     schema_id = client.register(subject, schema)
@@ -379,7 +325,7 @@ def check(
         raise UsageError("give --all or --version, not both")
     schema = read_schema(path, kind, references)
     client = schema_registry(ctx)
-    schema = resolve_references(schema, client)
+    schema = client.resolve(schema)
     if all_versions:
         targets: list[int | str] = list(client.versions(subject))
     else:
@@ -638,7 +584,7 @@ def import_(
     import json
 
     from kctl.errors import KctlError, UsageError
-    from kctl.inputs import read_input
+    from kctl.inputs import SCHEMA, read_input
     from kctl.schemas.model import Reference, Schema
 
     text = read_input(directory / INDEX, "export index", INDEX_FILE)
@@ -680,7 +626,7 @@ def import_(
                 file = directory / str(entry["file"])
             except (KeyError, TypeError, ValueError) as exc:
                 raise UsageError(f"{directory / INDEX}: a malformed entry", repr(exc)) from None
-            schema = Schema(stype, read_input(file, "schema file", SCHEMA_FILE), refs)
+            schema = Schema(stype, read_input(file, "schema file", SCHEMA), refs)
             new_id = client.register(
                 subject,
                 schema,

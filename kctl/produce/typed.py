@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kctl.errors import UsageError
-from kctl.inputs import Kind, MiB
 from kctl.produce.lines import Record, json_doc_record
 from kctl.schemas.model import RECORD_FORMATS, Reference, RegisteredSchema, Schema, SchemaSource
+from kctl.schemas.names import subject_and_version
 
 # --subject-name-strategy: Confluent's TopicNameStrategy, RecordNameStrategy and
 # TopicRecordNameStrategy.
@@ -26,7 +26,6 @@ STRATEGIES = ("topic", "record", "topic-record")
 # What a schema file's extension says its type is (kctl schemas register reads them alike).
 EXTENSIONS = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 
-SCHEMA_FILE = Kind("schema", 16 * MiB)  # --value-schema, --key-schema
 
 Encode = Callable[[Any], bytes]
 
@@ -51,22 +50,6 @@ class Side:
     @property
     def schema_type(self) -> str:
         return RECORD_FORMATS[self.fmt]
-
-
-def subject_version(text: str, option: str) -> tuple[str, int | None]:
-    """``SUBJECT[:VERSION]`` (VERSION a number >= 1 or ``latest``) as (subject, version or
-    None); a subject may itself hold colons: only a last part that is a version is one."""
-    subject, sep, tail = text.rpartition(":")
-    if sep and subject:
-        if tail == "latest":
-            return subject, None
-        if tail.isdigit():
-            if int(tail) < 1:
-                raise UsageError(f"{option} {text!r}: versions start at 1")
-            return subject, int(tail)
-    if not text:
-        raise UsageError(f"{option} must not be empty")
-    return text, None
 
 
 def check_side(
@@ -101,7 +84,7 @@ def check_side(
         )
     version = None
     if subject is not None:
-        subject, version = subject_version(subject, f"--{what}-subject")
+        subject, version = subject_and_version(subject, f"--{what}-subject")
         if schema_file is not None and version is not None:
             raise UsageError(
                 f"--{what}-subject with --{what}-schema names where the file is registered",

@@ -179,6 +179,21 @@ class RegistryClient:
         self._by_id[schema_id] = schema
         return schema
 
+    def resolve(self, schema: Schema) -> Schema:
+        """``schema`` with its ``latest`` references (version 0) as the version numbers the
+        registry stores."""
+        if all(r.version for r in schema.references):
+            return schema
+        from dataclasses import replace
+
+        refs = tuple(
+            r
+            if r.version
+            else Reference(r.name, r.subject, self.subject_version(r.subject).version or 0)
+            for r in schema.references
+        )
+        return replace(schema, references=refs)
+
     def subject_version(self, subject: str, version: int | None = None) -> RegisteredSchema:
         """The schema ``subject`` holds at ``version`` (None: the latest)."""
         if version is None:
