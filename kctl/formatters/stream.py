@@ -289,13 +289,12 @@ class JsonLinesWriter(Writer):
             block = jsonl_block(msgs)
             if block is not None:
                 return self.emit_lines(block, len(msgs))
-        if self.key_typed is not None or self.value_typed is not None:
-            return self._write_typed(msgs)
         return self._write(msgs)
 
-    def _write_typed(self, msgs: list[Any]) -> int:
-        """Records whose key or value is in a Schema Registry format: the batch's values (and
-        keys) decoded in one call each, then one object per record with the schema ids."""
+    def _write(self, msgs: list[Any]) -> int:
+        """One object per record. A key or value in a Schema Registry format is decoded for the
+        whole batch in one call (values, then keys), its schema id (and message) beside it; the
+        others record by record (text in line: the common case of JSON text needing escapes)."""
         import orjson
         from confluent_kafka import Message
 
@@ -303,51 +302,65 @@ class JsonLinesWriter(Writer):
         opt = orjson.OPT_APPEND_NEWLINE
         types = TIMESTAMP_TYPES
         kt, vt = self.key_typed, self.value_typed
-        raw_values = list(map(Message.value, msgs))
-        raw_keys = list(map(Message.key, msgs))
-        values = vt.many(raw_values) if vt is not None else None
-        keys = kt.many(raw_keys) if kt is not None else None
+        values = vt.many(list(map(Message.value, msgs))) if vt is not None else None
+        keys = kt.many(list(map(Message.key, msgs))) if kt is not None else None
         if values is not None and kt is None and self.key_format == "string":
-            block = _typed_block(msgs, raw_keys, values, vt is not None and vt.messages)
+            block = _typed_block(
+                msgs, list(map(Message.key, msgs)), values, vt is not None and vt.messages
+            )
             if block is not None:
                 return self.emit_lines(block, len(msgs))
+        fast_value = self.value_format == "string"
+        fast_key = self.key_format == "string"
         decode_key, decode_value = self.decode_key, self.decode_value
         parts: list[bytes] = []
         for i, m in enumerate(msgs):
             errors: dict[str, Any] | None = None
             failed = False
-            extra: dict[str, Any] = {}
+            extra: dict[str, Any] | None = None
             if values is not None:
                 value, err, sid, message = values[i]
-                extra["value_schema_id"] = sid
+                extra = {"value_schema_id": sid}
                 if vt is not None and vt.messages:
                     extra["value_message"] = message
                 if err:
                     failed = True
+                    errors = {"value_encoding": "base64", "error": f"value {err}"}
             else:
-                value = raw_values[i]
-                err = None
+                value = m.value()
                 if value is not None:
-                    value, err = decode_value(value)
-            if err:
-                errors = {"value_encoding": "base64", "error": f"value {err}"}
+                    if fast_value:
+                        try:
+                            value = value.decode()
+                        except UnicodeDecodeError:
+                            value, err = _string(value)
+                            errors = {"value_encoding": "base64", "error": f"value {err}"}
+                    else:
+                        value, err = decode_value(value)
+                        if err:
+                            errors = {"value_encoding": "base64", "error": f"value {err}"}
             if keys is not None:
                 key, err, sid, message = keys[i]
-                extra = (
-                    {"key_schema_id": sid}
-                    | ({"key_message": message} if kt is not None and kt.messages else {})
-                    | extra
-                )
+                first: dict[str, Any] = {"key_schema_id": sid}
+                if kt is not None and kt.messages:
+                    first["key_message"] = message
+                extra = first | extra if extra else first
                 if err:
                     failed = True
+                    errors = _key_error(errors, err)
             else:
-                key = raw_keys[i]
-                err = None
+                key = m.key()
                 if key is not None:
-                    key, err = decode_key(key)
-            if err:
-                errors = (errors or {}) | {"key_encoding": "base64"}
-                errors["error"] = f"key {err}"
+                    if fast_key:
+                        try:
+                            key = key.decode()
+                        except UnicodeDecodeError:
+                            key, err = _string(key)
+                            errors = _key_error(errors, err)
+                    else:
+                        key, err = decode_key(key)
+                        if err:
+                            errors = _key_error(errors, err)
             raw_headers = m.headers()
             headers: list[Any] = []
             if raw_headers:
@@ -365,8 +378,9 @@ class JsonLinesWriter(Writer):
                 "value": value,
                 "headers": headers,
                 "leader_epoch": m.leader_epoch(),
-                **extra,
             }
+            if extra:
+                doc.update(extra)
             if errors:
                 doc.update(errors)
             if failed:
@@ -374,66 +388,12 @@ class JsonLinesWriter(Writer):
             parts.append(dumps(doc, option=opt))
         return self.emit(parts)
 
-    def _write(self, msgs: list[Any]) -> int:
-        import orjson
 
-        dumps = orjson.dumps
-        opt = orjson.OPT_APPEND_NEWLINE
-        fast_value = self.value_format == "string"
-        fast_key = self.key_format == "string"
-        decode_key, decode_value = self.decode_key, self.decode_value
-        types = TIMESTAMP_TYPES
-        parts: list[bytes] = []
-        for m in msgs:
-            errors = None
-            value = m.value()
-            if value is not None:
-                if fast_value:
-                    try:
-                        value = value.decode()
-                    except UnicodeDecodeError:
-                        value, err = _string(value)
-                        errors = {"value_encoding": "base64", "error": f"value {err}"}
-                else:
-                    value, err = decode_value(value)
-                    if err:
-                        errors = {"value_encoding": "base64", "error": f"value {err}"}
-            key = m.key()
-            if key is not None:
-                if fast_key:
-                    try:
-                        key = key.decode()
-                    except UnicodeDecodeError:
-                        key, err = _string(key)
-                        errors = (errors or {}) | {"key_encoding": "base64"}
-                        errors["error"] = f"key {err}"
-                else:
-                    key, err = decode_key(key)
-                    if err:
-                        errors = (errors or {}) | {"key_encoding": "base64"}
-                        errors["error"] = f"key {err}"
-            raw_headers = m.headers()
-            headers: list[Any] = []
-            if raw_headers:
-                headers, err = self.headers(raw_headers)
-                if err:
-                    errors = (errors or {}) | {"error": err}
-            tstype, ts = m.timestamp()
-            doc = {
-                "topic": m.topic(),
-                "partition": m.partition(),
-                "offset": m.offset(),
-                "timestamp": ts if tstype else None,
-                "timestamp_type": types[tstype],
-                "key": key,
-                "value": value,
-                "headers": headers,
-                "leader_epoch": m.leader_epoch(),
-            }
-            if errors:
-                doc.update(errors)
-            parts.append(dumps(doc, option=opt))
-        return self.emit(parts)
+def _key_error(errors: dict[str, Any] | None, err: str) -> dict[str, Any]:
+    """``errors`` with the key's: its encoding, and its reason as the error (over the value's)."""
+    errors = (errors or {}) | {"key_encoding": "base64"}
+    errors["error"] = f"key {err}"
+    return errors
 
 
 _NULL = b"null"
@@ -446,7 +406,7 @@ def _typed_block(
     messages: bool,
 ) -> bytes | None:
     """The JSON lines of a batch whose values decoded (a registry format) and whose keys are
-    text: the exact bytes of :meth:`JsonLinesWriter._write_typed`'s objects, made with one
+    text: the exact bytes of :meth:`JsonLinesWriter._write`'s objects, made with one
     ``%`` over the batch and one orjson call per value, or None where that way does not apply
     (a value that did not decode, a key that is not UTF-8, headers, several topics or
     timestamp types, a record without a leader epoch): then record by record."""
