@@ -89,19 +89,25 @@ class BrokerInfo:
         return f"{self.host}:{self.port}"
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int, marker: bytes) -> bool:
+    """Whether ``pid`` is a live process whose command line holds ``marker`` (a
+    reaped-and-reused pid is not ours; a zombie is not alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    try:  # a reaped-and-reused pid is not our broker
+    try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    return b"tansu" in cmdline and ") Z" not in stat
+    return marker in cmdline and ") Z" not in stat
+
+
+def _alive(pid: int) -> bool:
+    return process_alive(pid, b"tansu")
 
 
 def read_info(directory: Path | None = None) -> BrokerInfo | None:

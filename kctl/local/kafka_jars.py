@@ -160,12 +160,10 @@ def pom_text(version: str) -> str:
 
 
 def resolve_with_maven(version: str) -> KafkaRuntime:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise KctlError(
-            f"cannot fetch Apache Kafka {version}: Maven is not installed",
-            "apt-get install maven, or point --kafka-home/KAFKA_HOME at an unpacked distribution",
-        )
+    mvn = maven(
+        f"Apache Kafka {version}",
+        "apt-get install maven, or point --kafka-home/KAFKA_HOME at an unpacked distribution",
+    )
     target = cache_dir() / "kafka" / version
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target, prefix=".resolve-") as work:
@@ -183,20 +181,34 @@ def resolve_with_maven(version: str) -> KafkaRuntime:
             f"-DoutputDirectory={out}",
             "-DincludeScope=runtime",
         ]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-        except subprocess.TimeoutExpired:
-            raise KctlError(
-                f"cannot fetch Apache Kafka {version}", "mvn did not finish within 15 minutes"
-            ) from None
-        if proc.returncode != 0:
-            raise KctlError(f"cannot fetch Apache Kafka {version} with mvn", _mvn_reason(proc))
+        run_maven(cmd, f"Apache Kafka {version}", timeout=900)
         (out / _COMPLETE).write_text(_stamp(version))
         libs = target / "libs"
         if libs.exists():
             shutil.rmtree(libs)
         os.replace(out, libs)
     return KafkaRuntime(version, libs, "maven")
+
+
+def maven(what: str, hint: str) -> str:
+    """The mvn to fetch ``what`` with, or a KctlError (Maven is not installed) with ``hint``."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise KctlError(f"cannot fetch {what}: Maven is not installed", hint)
+    return mvn
+
+
+def run_maven(cmd: list[str], what: str, *, timeout: int, cwd: str | None = None) -> None:
+    """Run ``cmd`` (an mvn command fetching ``what``): a KctlError when it does not finish
+    within ``timeout`` seconds or fails (with Maven's first error)."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise KctlError(
+            f"cannot fetch {what}", f"mvn did not finish within {timeout // 60} minutes"
+        ) from None
+    if proc.returncode != 0:
+        raise KctlError(f"cannot fetch {what} with mvn", _mvn_reason(proc))
 
 
 def _mvn_reason(proc: subprocess.CompletedProcess[str]) -> str:

@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from kctl.errors import KctlError, UsageError
-from kctl.local.broker import free_port, log_tail, port_free, reap
-from kctl.local.kafka_jars import _mvn_reason, cache_dir, java_binary, java_major
+from kctl.local.broker import free_port, log_tail, port_free, process_alive, reap
+from kctl.local.kafka_jars import cache_dir, java_binary, java_major, maven, run_maven
 
 VERSION = "2.6.13.Final"
 ARTIFACT = f"io.apicurio:apicurio-registry-app:{VERSION}:tar.gz:all"
@@ -137,13 +137,11 @@ def from_home(home: str | Path) -> RegistryApp:
 def resolve_with_maven(on_progress: Callable[[str], None] | None = None) -> RegistryApp:
     """``mvn dependency:copy`` of the app's tar.gz (from ~/.m2 when it is there, else Maven
     Central), unpacked into the cache; the stamp is written last."""
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise KctlError(
-            f"cannot fetch Apicurio Registry {VERSION}: Maven is not installed",
-            "apt-get install maven, or set KCTL_APICURIO_HOME to an unpacked "
-            f"apicurio-registry-app-{VERSION}-all.tar.gz",
-        )
+    mvn = maven(
+        f"Apicurio Registry {VERSION}",
+        "apt-get install maven, or set KCTL_APICURIO_HOME to an unpacked "
+        f"apicurio-registry-app-{VERSION}-all.tar.gz",
+    )
     target = _home_dir()
     target.parent.mkdir(parents=True, exist_ok=True)
     if on_progress:
@@ -159,14 +157,7 @@ def resolve_with_maven(on_progress: Callable[[str], None] | None = None) -> Regi
             f"-Dartifact={ARTIFACT}",
             f"-DoutputDirectory={out}",
         ]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=work)
-        except subprocess.TimeoutExpired:
-            raise KctlError(
-                f"cannot fetch Apicurio Registry {VERSION}", "mvn did not finish within 30 minutes"
-            ) from None
-        if proc.returncode != 0:
-            raise KctlError(f"cannot fetch Apicurio Registry {VERSION} with mvn", _mvn_reason(proc))
+        run_maven(cmd, f"Apicurio Registry {VERSION}", timeout=1800, cwd=work)
         archives = sorted(out.glob("*.tar.gz"))
         if not archives:
             raise KctlError(
@@ -262,18 +253,7 @@ def _write_info(state: Path, info: RegistryInfo) -> None:
 def alive(pid: int) -> bool:
     """Whether ``pid`` is a live Apicurio Registry (a reaped-and-reused pid is not)."""
     reap(pid)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return b"apicurio-registry" in cmdline and ") Z" not in stat
+    return process_alive(pid, b"apicurio-registry")
 
 
 def ready(port: int, timeout: float = 1.0) -> bool:
