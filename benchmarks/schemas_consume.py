@@ -25,9 +25,7 @@ be equal as JSON: the same records printed the same way). Whole-process wall tim
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -37,24 +35,7 @@ import uuid
 from pathlib import Path
 
 from bytecode import compile_kctl
-
-SCHEMA = {
-    "type": "record",
-    "name": "Order",
-    "namespace": "bench.kctl",
-    "fields": [
-        {"name": "id", "type": "long"},
-        {"name": "customer_id", "type": "int"},
-        {"name": "quantity", "type": "int"},
-        {"name": "price_cents", "type": "long"},
-        {"name": "sku", "type": "string"},
-        {"name": "customer", "type": "string"},
-        {"name": "country", "type": "string"},
-        {"name": "status", "type": "string"},
-        {"name": "note", "type": ["null", "string"], "default": None},
-        {"name": "created", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-    ],
-}
+from schemas_common import SCHEMA, arguments, kctl_env, order, table, timed
 
 REFERENCE = r"""
 import json
@@ -125,22 +106,8 @@ def fill(bootstrap: str, registry: str, topic: str, n: int) -> None:
             "value.serializer": AvroSerializer(sr, json.dumps(SCHEMA)),
         }
     )
-    countries = ["DE", "FR", "US", "JP", "BR"]
-    statuses = ["NEW", "PAID", "SHIPPED", "DONE"]
-    base = 1_764_000_000_000
     for i in range(n):
-        value = {
-            "id": 10_000_000_000 + i,
-            "customer_id": i % 50_000,
-            "quantity": i % 7 + 1,
-            "price_cents": 199 + i % 10_000,
-            "sku": f"SKU-{i % 9973:05d}",
-            "customer": f"customer-{i % 50_000}@example.com",
-            "country": countries[i % 5],
-            "status": statuses[i % 4],
-            "note": None if i % 3 else f"gift wrap {i}",
-            "created": base + i * 17,
-        }
+        value = order(i)
         while True:
             try:
                 producer.produce(topic, key=f"order-{i}", value=value)
@@ -150,28 +117,8 @@ def fill(bootstrap: str, registry: str, topic: str, n: int) -> None:
     assert producer.flush(120) == 0
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds: user + system) of one run to /dev/null. CPU time is the
-    steadier figure on a shared machine: other processes stretch the wall time, not it."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    took = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, (cmd, proc.returncode)
-    return took, usage.ru_utime + usage.ru_stime
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--registry", required=True, help="the Confluent API's base URL")
-    parser.add_argument("--topic", help="an already filled topic (skips the fill)")
-    args = parser.parse_args()
+    args = arguments(__doc__, runs=5, extra=True)
     compile_kctl()
     py = sys.executable
     n = args.records
@@ -183,12 +130,7 @@ def main() -> None:
         started = time.perf_counter()
         fill(args.bootstrap, args.registry, topic, n)
         print(f"filled {topic} with {n:,} records in {time.perf_counter() - started:.1f}s")
-    env = {
-        **os.environ,
-        "KCTL_BOOTSTRAP_SERVERS": args.bootstrap,
-        "KCTL_SCHEMA_REGISTRY_URL": args.registry,
-        "KCTL_CONFIG": str(tmp / "c.yaml"),
-    }
+    env = kctl_env(args, tmp)
     kctl = [py, "-m", "kctl", "consume", topic, "-o", "jsonl"]
     commands = {
         "kctl consume -o jsonl --value-format avro": [*kctl, "--value-format", "avro"],
@@ -233,13 +175,7 @@ def main() -> None:
     )
     per_pair = [r / k for k, r in zip(times[avro], times[reference], strict=True)]
     print(f"\n{n:,} Avro records (10 fields), median of {args.runs} interleaved runs\n")
-    print("| work | median wall | records/s | µs/record | median CPU (user+sys) |")
-    print("|---|---|---|---|---|")
-    for name in commands:
-        print(
-            f"| `{name}` | {med[name]:.2f} s | {n / med[name]:,.0f} | "
-            f"{med[name] / n * 1e6:.2f} | {cmed[name]:.2f} s |"
-        )
+    table(n, list(commands), med, cmed)
     print(
         f"\nkctl --value-format avro vs the reference: {med[reference] / med[avro]:.2f}x faster "
         f"(per pair: median {statistics.median(per_pair):.2f}x)"

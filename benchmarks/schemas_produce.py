@@ -26,11 +26,8 @@ ratio per pair, and µs/record.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +35,7 @@ import uuid
 from pathlib import Path
 
 from bytecode import compile_kctl
-from schemas_consume import SCHEMA
+from schemas_common import SCHEMA, arguments, kctl_env, order, table, timed
 
 REFERENCE = r"""
 import json
@@ -97,25 +94,11 @@ def write_lines(path: Path, n: int) -> None:
     """N records' JSON data, one per line, as kctl consume renders them."""
     from datetime import UTC, datetime
 
-    countries = ["DE", "FR", "US", "JP", "BR"]
-    statuses = ["NEW", "PAID", "SHIPPED", "DONE"]
-    base = 1_764_000_000_000
     with path.open("w") as out:
         for i in range(n):
-            ms = base + i * 17
-            created = datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
-            value = {
-                "id": 10_000_000_000 + i,
-                "customer_id": i % 50_000,
-                "quantity": i % 7 + 1,
-                "price_cents": 199 + i % 10_000,
-                "sku": f"SKU-{i % 9973:05d}",
-                "customer": f"customer-{i % 50_000}@example.com",
-                "country": countries[i % 5],
-                "status": statuses[i % 4],
-                "note": None if i % 3 else f"gift wrap {i}",
-                "created": created.replace("+00:00", "Z"),
-            }
+            value = order(i)
+            created = datetime.fromtimestamp(value["created"] / 1000, UTC)
+            value["created"] = created.isoformat(timespec="milliseconds").replace("+00:00", "Z")
             out.write(json.dumps(value, separators=(",", ":")) + "\n")
 
 
@@ -156,41 +139,8 @@ def values(bootstrap: str, topic: str, n: int) -> list[bytes]:
     return out
 
 
-CPU: dict[str, list[float]] = {}  # per command name: user + system seconds of each run
-
-
-def cpu_seconds() -> float:
-    import resource
-
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def timed(cmd: list[str], lines: Path, env: dict[str, str], name: str = "") -> float:
-    """Whole-process wall seconds of ``cmd`` reading ``lines``; its CPU seconds (user +
-    system) appended to CPU[name]."""
-    with lines.open("rb") as stdin:
-        cpu = cpu_seconds()
-        start = time.perf_counter()
-        proc = subprocess.run(
-            cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
-        )
-        took = time.perf_counter() - start
-        CPU.setdefault(name, []).append(cpu_seconds() - cpu)
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[:4]} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}")
-    return took
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--registry", required=True, help="the Confluent API's base URL")
-    args = parser.parse_args()
+    args = arguments(__doc__, runs=3)
     compile_kctl()
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
@@ -207,12 +157,7 @@ def main() -> None:
     schema_id = sr.register_schema(subject, Schema(json.dumps(SCHEMA), "AVRO"))
     size = lines.stat().st_size / n
     print(f"{n:,} lines ({size:.0f} bytes each) -> subject {subject} (id {schema_id})")
-    env = {
-        **os.environ,
-        "KCTL_BOOTSTRAP_SERVERS": args.bootstrap,
-        "KCTL_SCHEMA_REGISTRY_URL": args.registry,
-        "KCTL_CONFIG": str(tmp / "c.yaml"),
-    }
+    env = kctl_env(args, tmp)
     kctl_name = "kctl produce --value-format avro --value-subject S"
     ref_name = "reference: SerializingProducer + AvroSerializer"
 
@@ -227,38 +172,35 @@ def main() -> None:
         written = {}
         for name in (kctl_name, ref_name):
             t = topics.new("bench-sr-check")
-            timed(command(name, t), sample, env, "check")
+            timed(command(name, t), env, sample)
             written[name] = values(args.bootstrap, t, 1000)
         assert len(written[kctl_name]) == 1000
         assert written[kctl_name] == written[ref_name], "the two wrote different bytes"
         print("1,000 lines: kctl's values are byte-identical to the reference's")
         topics.drop()
         times: dict[str, list[float]] = {kctl_name: [], ref_name: []}
+        cpus: dict[str, list[float]] = {kctl_name: [], ref_name: []}
         for _ in range(args.runs):
             for name in times:
                 topic = topics.new("bench-sr-produce")
-                times[name].append(timed(command(name, topic), lines, env, name))
+                took, used = timed(command(name, topic), env, lines)
+                times[name].append(took)
+                cpus[name].append(used)
                 topics.drop()
     finally:
         topics.drop()
     med = {k: statistics.median(v) for k, v in times.items()}
     per_pair = [r / k for k, r in zip(times[kctl_name], times[ref_name], strict=True)]
     print(f"\n{n:,} JSON lines -> Avro (10 fields), median of {args.runs} interleaved runs\n")
-    cpu = {k: statistics.median(CPU[k]) for k in times}
-    print("| work | median wall | records/s | µs/record | median CPU (user+sys) |")
-    print("|---|---|---|---|---|")
-    for name in times:
-        print(
-            f"| `{name}` | {med[name]:.2f} s | {n / med[name]:,.0f} | "
-            f"{med[name] / n * 1e6:.2f} | {cpu[name]:.2f} s |"
-        )
+    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    table(n, list(times), med, cpu)
     print(
         f"\nkctl vs the reference: {med[ref_name] / med[kctl_name]:.2f}x faster "
         f"(per pair: median {statistics.median(per_pair):.2f}x); "
         f"CPU {cpu[ref_name] / cpu[kctl_name]:.2f}x less"
     )
     print("\nall runs (wall):", {k: [round(x, 2) for x in v] for k, v in times.items()})
-    print("all runs (CPU):", {k: [round(x, 2) for x in CPU[k]] for k in times})
+    print("all runs (CPU):", {k: [round(x, 2) for x in v] for k, v in cpus.items()})
 
 
 if __name__ == "__main__":
