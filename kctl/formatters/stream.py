@@ -389,7 +389,7 @@ class JsonLinesWriter(Writer):
         return self.emit(parts)
 
 
-def _key_error(errors: dict[str, Any] | None, err: str) -> dict[str, Any]:
+def _key_error(errors: dict[str, Any] | None, err: str | None) -> dict[str, Any]:
     """``errors`` with the key's: its encoding, and its reason as the error (over the value's)."""
     errors = (errors or {}) | {"key_encoding": "base64"}
     errors["error"] = f"key {err}"
