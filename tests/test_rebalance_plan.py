@@ -460,3 +460,35 @@ def test_a_fenced_broker_does_not_stop_a_plan_that_needs_no_new_copy_of_its_part
     check_hard(lay, Goal(balance="replicas"), result)
     with pytest.raises(PlanError, match="needs 3 replicas; only 2"):
         plan(lay, Goal(remove=[3]))
+
+
+def test_generate_include_and_replication_factor(offline_kctl, snapshot_file: Path, tmp_path):
+    doc = json.loads(snapshot_file.read_text())
+    doc["topics"].append(
+        {
+            "name": "audit",
+            "internal": False,
+            "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1], "isr": [1]},
+                {"partition": 1, "leader": 2, "replicas": [2], "isr": [2]},
+            ],
+        }
+    )
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(doc))
+    args = ("partitions", "reassign", "generate", "--from-snapshot", str(path))
+    r = offline_kctl(*args, "--include", "^aud", "--replication-factor", "3", "-o", "json")
+    assert r.code == 0, r
+    plan = P.parse_plan(json.loads(r.stdout))
+    assert set(plan) == {("audit", 0), ("audit", 1)}
+    assert plan[("audit", 0)][0] == 1 and plan[("audit", 1)][0] == 2  # leaders stay
+    for reps in plan.values():  # racks a, b, c: one replica each
+        assert (
+            len(reps) == 3 and len({{1: "a", 2: "b", 3: "c", 4: "a", 5: "b"}[b] for b in reps}) == 3
+        )
+    assert "lower bound for this goal: 4 replica(s)" in r.stderr
+    r = offline_kctl(*args, "--topic", "orders", "--replication-factor", "2", "-o", "json")
+    assert r.code == 0, r
+    plan = P.parse_plan(json.loads(r.stdout))
+    assert len(plan) == 12 and all(len(reps) == 2 for reps in plan.values())
+    assert "0 replica(s) move" in r.stderr
