@@ -56,3 +56,43 @@ def test_generate_from_a_snapshot_of_the_cluster_equals_the_live_plan(
     moved = P.parse_plan(json.loads(r.stdout))
     assert len(moved) == 6 and all(first not in reps for reps in moved.values())
     assert "lower bound for this goal: 6 replica(s)" in r.stderr
+
+
+def test_balance_disks_plan_runs_and_leaves_nothing_to_do(kctl, admin, new_topic, tmp_path):
+    """A topic whose data sits in one of its broker's log dirs: the --balance-disks plan names
+    the other dir for some replicas, 'reassign execute --wait' moves them, and a new plan is
+    empty."""
+    first = _brokers(admin)[0]
+    r = kctl("cluster", "log-dirs", "--broker", str(first), "-o", "json")
+    assert r.code == 0, r
+    dirs = [d["log_dir"] for d in json.loads(r.stdout) if d["error"] is None]
+    if len(dirs) < 2:
+        pytest.skip("the broker has one log dir")
+    name = new_topic(assignment=[[first]] * 8)
+    r = kctl("cluster", "log-dirs", "--broker", str(first), "--topic", name, "-o", "json")
+    where = {p["partition"]: d["log_dir"] for d in json.loads(r.stdout) for p in d["replicas"]}
+    full = sorted(where.values())[0]
+    for p in sorted(p for p, d in where.items() if d == full):
+        lines = "".join(f"{'v' * 500}\n" for _ in range(200 * (p + 1)))
+        r = kctl("produce", name, "--partition", str(p), input=lines)
+        assert r.code == 0, r
+
+    generate = ("partitions", "reassign", "generate", "--topic", name, "--balance-disks")
+    r = kctl(*generate, "-o", "json")
+    assert r.code == 0, r
+    doc = json.loads(r.stdout)
+    assert doc["partitions"], r
+    for e in doc["partitions"]:
+        assert e["replicas"] == [first] and e["log_dirs"][0] in dirs and e["log_dirs"][0] != full
+    plan = tmp_path / "dirs.json"
+    plan.write_text(r.stdout)
+    r = kctl("partitions", "reassign", "execute", "--file", str(plan), "--execute", "--wait",
+             timeout=120)  # fmt: skip
+    assert r.code == 0, r
+    r = kctl("cluster", "log-dirs", "--broker", str(first), "--topic", name, "-o", "json")
+    now = {p["partition"]: d["log_dir"] for d in json.loads(r.stdout) for p in d["replicas"]
+           if not p["future"]}  # fmt: skip
+    for e in doc["partitions"]:
+        assert now[e["partition"]] == e["log_dirs"][0]
+    r = kctl(*generate, "-o", "json")
+    assert r.code == 0 and json.loads(r.stdout)["partitions"] == [], r
