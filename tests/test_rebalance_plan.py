@@ -492,3 +492,12 @@ def test_generate_include_and_replication_factor(offline_kctl, snapshot_file: Pa
     plan = P.parse_plan(json.loads(r.stdout))
     assert len(plan) == 12 and all(len(reps) == 2 for reps in plan.values())
     assert "0 replica(s) move" in r.stderr
+
+
+def test_balance_disks_counts_the_bytes_it_does_not_move():
+    lay = round_robin([1, 2], 4, 1, [100, 100, 100, 100])  # broker 1: partitions 0 and 2
+    lay.log_dirs = {1: ["/d1", "/d2"], 2: ["/d1"]}
+    lay.replica_dirs = {(0, 1): "/d1", (2, 1): "/d2"}  # even, as far as these topics go
+    assert plan(lay, Goal(balance_disks=True)).dir_moves == {}
+    lay.dir_fixed = {(1, "/d2"): 1000}  # but /d2 also holds 1000 bytes of other topics
+    assert plan(lay, Goal(balance_disks=True)).dir_moves == {(2, 1): "/d1"}

@@ -61,6 +61,9 @@ class Layout:
     replica_dirs: dict[tuple[int, int], str] = field(default_factory=dict)
     # Per replica bytes where known ((partition index, broker) -> size), for log-dir balance.
     replica_sizes: dict[tuple[int, int], int] = field(default_factory=dict)
+    # (broker, log dir) -> bytes there that the plan does not move (other topics, internal
+    # ones, future replicas): counted when log dirs are balanced.
+    dir_fixed: dict[tuple[int, str], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -528,7 +531,9 @@ class _Planner:
             if len(dirs) < 2 or b not in self.ok:
                 continue
             items = {d: sorted(per.get((b, d), [])) for d in dirs}
-            used = {d: float(sum(s for s, _ in items[d])) for d in dirs}
+            used = {
+                d: float(sum(s for s, _ in items[d]) + lay.dir_fixed.get((b, d), 0)) for d in dirs
+            }
             mean = sum(used.values()) / len(dirs)
             _lo, hi = _band(mean, self.goal.tolerance, False)
             for _ in range(sum(len(v) for v in items.values()) + 1):
@@ -802,6 +807,7 @@ def from_snapshot(
     log_dirs: dict[int, list[str]] = {}
     replica_dirs: dict[tuple[int, int], str] = {}
     replica_sizes: dict[tuple[int, int], int] = {}
+    dir_fixed: dict[tuple[int, str], int] = {}
     for d in snapshot.log_dirs:
         if d.error is not None:
             continue
@@ -809,6 +815,9 @@ def from_snapshot(
         for r in d.replicas:
             i = index.get((r.topic, r.partition))
             if i is None or r.is_future:
+                if dirs:
+                    key = (d.broker, d.path)
+                    dir_fixed[key] = dir_fixed.get(key, 0) + r.size
                 continue
             if r.size > sizes[i]:
                 sizes[i] = r.size
@@ -819,4 +828,6 @@ def from_snapshot(
     fenced = set(snapshot.fenced_brokers or [])
     for b in fenced:
         racks.setdefault(b, None)
-    return Layout(partitions, replicas, sizes, racks, fenced, log_dirs, replica_dirs, replica_sizes)
+    return Layout(
+        partitions, replicas, sizes, racks, fenced, log_dirs, replica_dirs, replica_sizes, dir_fixed
+    )
