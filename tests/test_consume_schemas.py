@@ -15,7 +15,8 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import ROOT, unique
+from conftest import unique
+from schema_support import confluent_client, counted_kctl, data_protos
 
 AVRO_V1 = {
     "type": "record",
@@ -49,12 +50,6 @@ CREATED_MS = 1_764_115_200_123  # 2025-11-26T00:00:00.123Z
 CREATED_TEXT = "2025-11-26T00:00:00.123Z"
 
 
-def sr_client(url: str) -> Any:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
-    return SchemaRegistryClient({"url": url})
-
-
 def produce_raw(
     bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes | None]]
 ) -> None:
@@ -72,7 +67,7 @@ def avro_bytes(url: str, topic: str, schema: dict[str, Any], values: list[dict])
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    ser = AvroSerializer(sr_client(url), json.dumps(schema))
+    ser = AvroSerializer(confluent_client(url), json.dumps(schema))
     ctx = SerializationContext(topic, MessageField.VALUE)
     return [ser(v, ctx) for v in values]
 
@@ -81,7 +76,7 @@ def json_bytes(url: str, topic: str, values: list[dict]) -> list[bytes]:
     from confluent_kafka.schema_registry.json_schema import JSONSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    ser = JSONSerializer(json.dumps(JSON_SCHEMA), sr_client(url))
+    ser = JSONSerializer(json.dumps(JSON_SCHEMA), confluent_client(url))
     ctx = SerializationContext(topic, MessageField.VALUE)
     return [ser(v, ctx) for v in values]
 
@@ -130,20 +125,7 @@ def sr_kctl(kctl, schema_registry):
 def proto_classes(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """tests/data/schemas/order.proto compiled by grpc_tools' protoc (--python_out) into a
     temporary package: the classes confluent-kafka's ProtobufSerializer writes with."""
-    import importlib
-
-    out = tmp_path_factory.mktemp("proto-gen")
-    src = ROOT / "tests" / "data" / "schemas"
-    subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", f"-I{src}", f"--python_out={out}",
-         "order.proto", "common.proto"],
-        check=True,
-    )  # fmt: skip
-    sys.path.insert(0, str(out))
-    try:
-        return importlib.import_module("order_pb2")
-    finally:
-        sys.path.remove(str(out))
+    return data_protos(tmp_path_factory.mktemp("proto-gen"))[0]
 
 
 def test_avro_records_of_confluents_serializer_read_as_json_with_their_schema_ids(
@@ -222,7 +204,7 @@ def test_protobuf_records_read_with_message_names_and_nested_index_paths(
     order.header.tags["region"] = "eu"
     line = pb.Order.Line(sku="nested", qty=9)
     conf = {"use.deprecated.format": False}
-    client = sr_client(schema_registry)
+    client = confluent_client(schema_registry)
     top = ProtobufSerializer(pb.Order, client, conf)
     nested = ProtobufSerializer(pb.Order.Line, client, conf)
     ctx = SerializationContext(topic, MessageField.VALUE)
@@ -310,25 +292,6 @@ def test_an_unreachable_registry_is_one_line_naming_it_exit_1(kctl, new_topic, b
     assert r.code == 2 and "KCTL_SCHEMA_REGISTRY_URL" in r.stderr, r
 
 
-COUNTING = """
-import atexit, json, sys
-from collections import Counter
-from kctl.registry import client
-from kctl.cli import main
-
-sent = Counter()
-plain = client.RegistryClient._send
-
-def counted(self, method, path, payload):
-    sent[(method, path)] += 1
-    return plain(self, method, path, payload)
-
-client.RegistryClient._send = counted
-atexit.register(lambda: sys.stderr.write("SENT " + json.dumps([[m, p, n] for (m, p), n in sent.items()]) + "\\n"))
-main(sys.argv[1:])
-"""
-
-
 def test_one_request_per_schema_id_however_many_records(
     kctl_env, new_topic, bootstrap, schema_registry
 ):
@@ -342,12 +305,10 @@ def test_one_request_per_schema_id_however_many_records(
     ])  # fmt: skip
     produce_raw(bootstrap, topic, [(b"k", v) for pair in zip(v1, v2, strict=True) for v in pair])
     env = {**kctl_env, "KCTL_SCHEMA_REGISTRY_URL": schema_registry}
-    command = [sys.executable, "-c", COUNTING, "consume", topic, "-o", "jsonl",
-               "--value-format", "avro", "--key-format", "string"]  # fmt: skip
-    r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
+    r, sent = counted_kctl(
+        env, "consume", topic, "-o", "jsonl", "--value-format", "avro", "--key-format", "string"
+    )
     assert len(r.stdout.splitlines()) == 600
-    sent = {(m, p): n for m, p, n in json.loads(r.stderr.split("SENT ", 1)[1])}
     gets = {path: n for (method, path), n in sent.items() if method == "GET"}
     by_id = {p: n for p, n in gets.items() if "/schemas/ids/" in p}
     assert sorted(int(p.split("/ids/")[1].split("?")[0].split("/")[0]) for p in by_id) == sorted(

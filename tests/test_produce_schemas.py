@@ -9,14 +9,13 @@ import datetime as dt
 import json
 import re
 import struct
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import Run, unique
+from schema_support import confluent_client, counted_kctl, protoc, protoc_module, registry_kctl
 from test_produce import read_all
 
 ORDER_AVSC = {
@@ -100,22 +99,15 @@ def registry_env(kctl_env: dict[str, str], schema_registry: str) -> dict[str, st
 
 
 @pytest.fixture
-def skctl(registry_env: dict[str, str]) -> Callable[..., Run]:
+def skctl(kctl_env: dict[str, str], schema_registry: str) -> Callable[..., Run]:
     """kctl with the session's Schema Registry (KCTL_SCHEMA_REGISTRY_URL)."""
-    from conftest import run_kctl
-
-    def run(*args: str, input: str | None = None, timeout: float = 90) -> Run:
-        return run_kctl(registry_env, *args, input=input, timeout=timeout)
-
-    return run
+    return registry_kctl(kctl_env, schema_registry)
 
 
 @pytest.fixture
 def sr_client(schema_registry: str) -> Any:
     """confluent-kafka's own Schema Registry client on the same registry."""
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
-    return SchemaRegistryClient({"url": schema_registry})
+    return confluent_client(schema_registry)
 
 
 def jsonl(rows: list[Any]) -> str:
@@ -138,33 +130,6 @@ def deserialize(bootstrap: str, topic: str, deserializer: Any, field: Any = None
         raw = m.value() if field in (None, MessageField.VALUE) else m.key()
         out.append(deserializer(raw, ctx))
     return out
-
-
-def protoc_module(tmp_path: Path, name: str, text: str) -> Any:
-    """The Python module protoc (grpcio-tools') generates from ``text``, imported."""
-    import importlib
-
-    src = tmp_path / "proto"
-    src.mkdir(exist_ok=True)
-    (src / f"{name}.proto").write_text(text)
-    out = tmp_path / "gen"
-    out.mkdir(exist_ok=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grpc_tools.protoc",
-            f"-I{src}",
-            f"--python_out={out}",
-            str(src / f"{name}.proto"),
-        ],
-        check=True,
-    )
-    sys.path.insert(0, str(out))
-    try:
-        return importlib.import_module(f"{name}_pb2")
-    finally:
-        sys.path.remove(str(out))
 
 
 def test_avro_values_from_a_schema_file_read_back_by_confluents_deserializer(
@@ -744,25 +709,6 @@ def test_a_missing_topic_is_reported_before_any_schema_is_registered(
     assert f"{topic}-value" not in sr_client.get_subjects()
 
 
-COUNTING = """
-import atexit, json, sys
-from collections import Counter
-from kctl.registry import client
-from kctl.cli import main
-
-sent = Counter()
-plain = client.RegistryClient._send
-
-def counted(self, method, path, payload):
-    sent[method] += 1
-    return plain(self, method, path, payload)
-
-client.RegistryClient._send = counted
-atexit.register(lambda: sys.stderr.write("SENT " + json.dumps(sent) + "\\n"))
-main(sys.argv[1:])
-"""
-
-
 @pytest.mark.parametrize("records", [1, 2000])
 def test_the_registry_is_asked_a_few_times_per_run_however_many_records(
     records: int,
@@ -777,14 +723,10 @@ def test_the_registry_is_asked_a_few_times_per_run_however_many_records(
     topic = new_topic(partitions=1, prefix="sr-count")
     schema_file = tmp_path / "order.avsc"
     schema_file.write_text(json.dumps(ORDER_AVSC))
-    command = [sys.executable, "-c", COUNTING, "produce", topic, "--value-format", "avro",
-               "--value-schema", str(schema_file)]  # fmt: skip
-    r = subprocess.run(
-        command, env=registry_env, input=jsonl(avro_orders(records)), capture_output=True,
-        text=True, timeout=90,
+    _, sent = counted_kctl(
+        registry_env, "produce", topic, "--value-format", "avro",
+        "--value-schema", str(schema_file), input=jsonl(avro_orders(records)), timeout=90,
     )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    sent = json.loads(r.stderr.split("SENT ", 1)[1])
     assert sum(sent.values()) <= 3, sent  # register, the version lookup (and a fallback GET)
     assert len(read_all(bootstrap, topic)) == records
 
@@ -799,7 +741,6 @@ def test_a_proto_file_importing_another_subject_is_registered_with_its_reference
     """--value-reference NAME=SUBJECT:latest: the file is registered with the reference (the
     version the registry holds), encoded with the imported message, and read back by
     confluent's deserializer with protoc's classes of both files."""
-    import importlib
 
     from confluent_kafka.schema_registry import Schema
     from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
@@ -815,16 +756,7 @@ def test_a_proto_file_importing_another_subject_is_registered_with_its_reference
     out.mkdir()
     (src / pkg / "common.proto").write_text(common)
     (src / f"{pkg}_main.proto").write_text(main)
-    subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", f"-I{src}", f"--python_out={out}",
-         f"{pkg}/common.proto", f"{pkg}_main.proto"],
-        check=True, cwd=src,
-    )  # fmt: skip
-    sys.path.insert(0, str(out))
-    try:
-        pb = importlib.import_module(f"{pkg}_main_pb2")
-    finally:
-        sys.path.remove(str(out))
+    (pb,) = protoc(src, out, [f"{pkg}/common.proto", f"{pkg}_main.proto"], [f"{pkg}_main_pb2"])
     topic = new_topic(partitions=1, prefix="sr-proto-ref")
     r = skctl(
         "produce", topic, "--value-format", "protobuf",

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import socket
 import time
-import uuid
 from pathlib import Path
 
 import pytest
+from conftest import unique
+from schema_support import DATA
 
 from kctl.errors import KctlError, NotFoundError
 from kctl.registry.client import (
@@ -23,12 +24,6 @@ from kctl.registry.client import (
     schema_to_json,
 )
 from kctl.schemas.model import AVRO, JSON, PROTOBUF, Reference, Schema
-
-DATA = Path(__file__).parent / "data" / "schemas"
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
 def avro(name: str, *fields: tuple[str, str]) -> Schema:

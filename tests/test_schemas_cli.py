@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import socket
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import Run
-
-DATA = Path(__file__).parent / "data" / "schemas"
+from tests.conftest import Run, unique
+from tests.schema_support import DATA
 
 AVRO_V1 = {
     "type": "record",
@@ -37,10 +35,6 @@ JSON_SCHEMA = {
     "properties": {"kind": {"type": "string"}, "n": {"type": "integer"}},
     "required": ["kind"],
 }
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
 @pytest.fixture

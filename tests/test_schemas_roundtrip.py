@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Run, run_kctl, unique
+from conftest import Run, unique
+from schema_support import confluent_client, protoc_module, registry_kctl
 from test_produce import read_all
-from test_produce_schemas import protoc_module
 
 AVRO_VALUE = {
     "type": "record",
@@ -142,19 +142,12 @@ def avro_rows(n: int) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def skctl(kctl_env: dict[str, str], schema_registry: str) -> Callable[..., Run]:
-    env = {**kctl_env, "KCTL_SCHEMA_REGISTRY_URL": schema_registry}
-
-    def run(*args: str, input: str | None = None, timeout: float = 90) -> Run:
-        return run_kctl(env, *args, input=input, timeout=timeout)
-
-    return run
+    return registry_kctl(kctl_env, schema_registry)
 
 
 @pytest.fixture
 def sr_client(schema_registry: str) -> Any:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
-    return SchemaRegistryClient({"url": schema_registry})
+    return confluent_client(schema_registry)
 
 
 def write_with(
