@@ -270,16 +270,31 @@ def test_avro_evolution_each_with_its_own_id(
     }
 
 
-def test_avro_references(client: RegistryClient, confluent: SchemaRegistryClient) -> None:
-    address_subject = unique("codecs-address")
-    client.register(address_subject, Schema(AVRO, (DATA / "address.avsc").read_text()))
-    topic = unique("codecs-customer")
+def with_reference(
+    client: RegistryClient,
+    confluent: SchemaRegistryClient,
+    schema_type: str,
+    imported: str,
+    importing: str,
+    name: str,
+) -> tuple[str, CSchema, str]:
+    """tests/data/schemas' ``imported`` registered (by kctl) under a subject of its own, then
+    ``importing`` (referring to it as ``name``, version 1) under a new topic's value subject (by
+    confluent-kafka): the topic, the importing schema and the imported one's subject."""
+    subject = unique("codecs-imported")
+    client.register(subject, Schema(schema_type, (DATA / imported).read_text()))
+    topic = unique("codecs-importing")
     schema = CSchema(
-        (DATA / "customer.avsc").read_text(),
-        "AVRO",
-        [SchemaReference("kctl.test.shared.Address", address_subject, 1)],
+        (DATA / importing).read_text(), schema_type, [SchemaReference(name, subject, 1)]
     )
     confluent.register_schema(f"{topic}-value", schema)
+    return topic, schema, subject
+
+
+def test_avro_references(client: RegistryClient, confluent: SchemaRegistryClient) -> None:
+    topic, schema, address_subject = with_reference(
+        client, confluent, AVRO, "address.avsc", "customer.avsc", "kctl.test.shared.Address"
+    )
     serializer = AvroSerializer(
         confluent, schema, conf={"auto.register.schemas": False, "use.latest.version": True}
     )
@@ -567,15 +582,9 @@ def test_protobuf_errors(client: RegistryClient) -> None:
 def test_json_schema_with_reference(
     client: RegistryClient, confluent: SchemaRegistryClient
 ) -> None:
-    address_subject = unique("codecs-json-address")
-    client.register(address_subject, Schema(JSON, (DATA / "address.json").read_text()))
-    topic = unique("codecs-json")
-    schema = CSchema(
-        (DATA / "person.json").read_text(),
-        "JSON",
-        [SchemaReference("address.json", address_subject, 1)],
+    topic, schema, _ = with_reference(
+        client, confluent, JSON, "address.json", "person.json", "address.json"
     )
-    confluent.register_schema(f"{topic}-value", schema)
     serializer = JSONSerializer(
         schema, confluent, conf={"auto.register.schemas": False, "use.latest.version": True}
     )
