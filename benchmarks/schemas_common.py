@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -94,12 +95,23 @@ def timed(cmd: list[str], env: dict[str, str], stdin: Path | None = None) -> tup
     return took, usage.ru_utime + usage.ru_stime
 
 
-def table(n: int, names: list[str], wall: dict[str, float], cpu: dict[str, float]) -> None:
-    """The results as a Markdown table: median wall, records/s, µs/record, median CPU."""
+def table(
+    n: int, times: dict[str, list[float]], cpus: dict[str, list[float]]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The results as a Markdown table (median wall, records/s, µs/record, median CPU) of the
+    runs' wall and CPU seconds by name; the medians of both."""
+    wall = {k: statistics.median(v) for k, v in times.items()}
+    cpu = {k: statistics.median(v) for k, v in cpus.items()}
     print("| work | median wall | records/s | µs/record | median CPU (user+sys) |")
     print("|---|---|---|---|---|")
-    for name in names:
+    for name in times:
         print(
             f"| `{name}` | {wall[name]:.2f} s | {n / wall[name]:,.0f} | "
             f"{wall[name] / n * 1e6:.2f} | {cpu[name]:.2f} s |"
         )
+    return wall, cpu
+
+
+def all_runs(times: dict[str, list[float]], cpus: dict[str, list[float]]) -> None:
+    print("\nall runs (wall):", {k: [round(x, 2) for x in v] for k, v in times.items()})
+    print("all runs (CPU):", {k: [round(x, 2) for x in v] for k, v in cpus.items()})

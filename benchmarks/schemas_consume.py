@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 
 from bytecode import compile_kctl
-from schemas_common import SCHEMA, arguments, kctl_env, order, table, timed
+from schemas_common import SCHEMA, all_runs, arguments, kctl_env, order, table, timed
 
 REFERENCE = r"""
 import json
@@ -166,8 +166,6 @@ def main() -> None:
             took, used = timed(cmd, env)
             times[name].append(took)
             cpu[name].append(used)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    cmed = {k: statistics.median(v) for k, v in cpu.items()}
     avro, reference, plain = (
         "kctl consume -o jsonl --value-format avro",
         "reference: DeserializingConsumer + AvroDeserializer",
@@ -175,7 +173,7 @@ def main() -> None:
     )
     per_pair = [r / k for k, r in zip(times[avro], times[reference], strict=True)]
     print(f"\n{n:,} Avro records (10 fields), median of {args.runs} interleaved runs\n")
-    table(n, list(commands), med, cmed)
+    med, cmed = table(n, times, cpu)
     print(
         f"\nkctl --value-format avro vs the reference: {med[reference] / med[avro]:.2f}x faster "
         f"(per pair: median {statistics.median(per_pair):.2f}x)"
@@ -189,8 +187,7 @@ def main() -> None:
         f"decoding cost: {(med[avro] - med[plain]) / n * 1e6:.2f} µs/record of wall time, "
         f"{(cmed[avro] - cmed[plain]) / n * 1e6:.2f} µs/record of CPU (avro minus bytes)"
     )
-    print("\nall runs (wall):", {k: [round(x, 2) for x in v] for k, v in times.items()})
-    print("all runs (CPU):", {k: [round(x, 2) for x in v] for k, v in cpu.items()})
+    all_runs(times, cpu)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 
 from bytecode import compile_kctl
-from schemas_common import SCHEMA, arguments, kctl_env, order, table, timed
+from schemas_common import SCHEMA, all_runs, arguments, kctl_env, order, table, timed
 
 REFERENCE = r"""
 import json
@@ -189,18 +189,15 @@ def main() -> None:
                 topics.drop()
     finally:
         topics.drop()
-    med = {k: statistics.median(v) for k, v in times.items()}
     per_pair = [r / k for k, r in zip(times[kctl_name], times[ref_name], strict=True)]
     print(f"\n{n:,} JSON lines -> Avro (10 fields), median of {args.runs} interleaved runs\n")
-    cpu = {k: statistics.median(v) for k, v in cpus.items()}
-    table(n, list(times), med, cpu)
+    med, cpu = table(n, times, cpus)
     print(
         f"\nkctl vs the reference: {med[ref_name] / med[kctl_name]:.2f}x faster "
         f"(per pair: median {statistics.median(per_pair):.2f}x); "
         f"CPU {cpu[ref_name] / cpu[kctl_name]:.2f}x less"
     )
-    print("\nall runs (wall):", {k: [round(x, 2) for x in v] for k, v in times.items()})
-    print("all runs (CPU):", {k: [round(x, 2) for x in v] for k, v in cpus.items()})
+    all_runs(times, cpus)
 
 
 if __name__ == "__main__":
