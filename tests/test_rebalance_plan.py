@@ -5,8 +5,9 @@ determinism, and ``reassign generate --from-snapshot`` through the CLI on snapsh
 from __future__ import annotations
 
 import json
+import math
 import random
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from kctl.replicas import plan as P
 from kctl.replicas.assign import PlanError
-from kctl.replicas.rebalance import Goal, Layout, document, plan, report
+from kctl.replicas.rebalance import Goal, Layout, _band, document, plan, report
 
 
 def round_robin(brokers: list[int], partitions: int, rf: int, sizes: list[int] | None = None):
@@ -141,6 +142,26 @@ def test_balance_leaders_only_reorders():
     assert [sorted(r) for r in result.replicas] == [sorted(r) for r in lay.replicas]
     assert Counter(r[0] for r in result.replicas) == {1: 10, 2: 10, 3: 10}
     assert result.leader_changes == 20
+
+
+def test_balance_leaders_follows_a_chain_where_no_single_swap_helps():
+    """The shape of the 5-broker/3-rack scale-out (tests/test_reassign_cluster.py): 36
+    partitions, a mean of 7.2 leaders, the 10% band [6.48, 8]. Broker 2 leads 6, but the
+    partitions of the brokers with 8 (4 and 5) hold no replica on it, and broker 3, which
+    shares partitions with both, has no lead to spare (7). One lead passes 4 -> 3 and one
+    3 -> 2: a path of two reorders, no data moved."""
+    racks: dict[int, str | None] = {1: "r1", 2: "r2", 3: "r3", 4: "r1", 5: "r2"}
+    reps = [[4, 5, 3]] * 8 + [[5, 4, 3]] * 8 + [[1, 3, 5]] * 7 + [[3, 1, 2]] * 7 + [[2, 3, 1]] * 6
+    lay = Layout([("t", p) for p in range(36)], [list(r) for r in reps], [1000] * 36, racks)
+    above = {b for b, n in Counter(r[0] for r in reps).items() if n >= 8}
+    assert all(2 not in r for r in reps if r[0] in above)  # no direct swap reaches broker 2
+    result = plan(lay, Goal(balance="leaders"))
+    assert result.moved_replicas == 0
+    assert [sorted(r) for r in result.replicas] == [sorted(r) for r in lay.replicas]
+    leaders = Counter(r[0] for r in result.replicas)
+    assert all(6.48 <= leaders[b] <= 8 for b in racks), leaders
+    assert result.leader_changes == 2
+    assert plan(lay, Goal(balance="leaders")).replicas == result.replicas  # deterministic
 
 
 def test_replication_factor_up_and_down():
@@ -312,6 +333,97 @@ def test_no_goal_on_a_rack_safe_cluster_moves_no_data(case):
     if rack_safe or any(v is None for v in lay.racks.values()) or len(set(lay.racks.values())) < 2:
         assert result.moved_replicas == 0
     assert result.moved_bytes == 0 or not rack_safe
+
+
+def _band_reachable(
+    replicas: list[list[int]], brokers: set[int], lo: float, hi: float, fixed: set[int]
+) -> bool:
+    """Exact: whether each partition led by one of ``brokers`` can take one of its replicas
+    there (its current leader only when in ``fixed``) as its leader with every broker's count in [ceil(lo), floor(hi)]: a flow with lower
+    bounds (source -> partition exactly 1, partition -> its replicas, broker -> sink within
+    the band), decided by a max-flow on the usual transformation."""
+    low, high = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
+    if low > high:
+        return False
+    parts = [
+        [r[0]] if i in fixed else [b for b in r if b in brokers]
+        for i, r in enumerate(replicas)
+        if r and r[0] in brokers
+    ]
+    order = sorted(brokers)
+    s, t, n_p = 0, 1, len(parts)
+    node = {b: 2 + n_p + k for k, b in enumerate(order)}
+    src, snk = 2 + n_p + len(order), 3 + n_p + len(order)
+    excess = [0] * (snk + 1)
+    edges: list[tuple[int, int, int]] = [(t, s, 1 << 30)]
+    for k, choices in enumerate(parts):
+        excess[2 + k] += 1  # the lower bound 1 of s -> partition
+        excess[s] -= 1
+        edges += [(2 + k, node[b], 1) for b in choices]
+    for b in order:
+        edges.append((node[b], t, high - low))
+        excess[t] += low
+        excess[node[b]] -= low
+    need = 0
+    for v, x in enumerate(excess):
+        if x > 0:
+            edges.append((src, v, x))
+            need += x
+        elif x < 0:
+            edges.append((v, snk, -x))
+    adj: list[list[int]] = [[] for _ in range(snk + 1)]
+    head: list[int] = []
+    cap: list[int] = []
+    for u, v, c in edges:
+        adj[u].append(len(head))
+        head.append(v)
+        cap.append(c)
+        adj[v].append(len(head))
+        head.append(u)
+        cap.append(0)
+    flow = 0
+    while True:  # Edmonds-Karp, one unit per path
+        prev = [-1] * (snk + 1)
+        prev[src] = -2
+        queue = deque([src])
+        while queue and prev[snk] == -1:
+            u = queue.popleft()
+            for e in adj[u]:
+                if cap[e] > 0 and prev[head[e]] == -1:
+                    prev[head[e]] = e
+                    queue.append(head[e])
+        if prev[snk] == -1:
+            return flow == need
+        v = snk
+        while v != src:
+            e = prev[v]
+            cap[e] -= 1
+            cap[e ^ 1] += 1
+            v = head[e ^ 1]
+        flow += 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(cases(), st.booleans())
+def test_leaders_reach_the_band_whenever_an_assignment_can(case, keep):
+    """Whatever the goal, the leaders pass ends with every eligible broker's preferred-leader
+    count within the band whenever some choice of leaders among the final replica lists is
+    (checked by an exact max-flow; with --keep-leaders the partitions that do not move keep
+    theirs), and never ends in it when none is."""
+    lay, goal = case
+    goal.balance = "leaders" if goal.balance is None else goal.balance
+    goal.keep_leaders = keep
+    try:
+        result = plan(lay, goal)
+    except PlanError:
+        return
+    eligible = set(result.eligible)
+    led = [r for r in result.replicas if r and r[0] in eligible]
+    lo, hi = _band(len(led) / len(eligible), goal.tolerance, True)
+    counts = Counter(r[0] for r in led)
+    within = all(lo <= counts[b] <= hi for b in eligible)
+    fixed = {i for i, r in enumerate(result.replicas) if keep and r == lay.replicas[i]}
+    assert within == _band_reachable(result.replicas, eligible, lo, hi, fixed), (counts, lo, hi)
 
 
 # ---------------------------------------------------------------------------------------------
