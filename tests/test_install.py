@@ -95,7 +95,7 @@ def test_demo_install_step_is_silent_when_it_succeeds(tmp_path: Path) -> None:
         f"ln -sf {sys.executable} .venv/bin/python; fi\n"
         "echo 'noise'; echo 'more noise' >&2\n"
     )
-    # .venv/bin/python is the real interpreter: `-m pip install -q ... -e '.[local,spark]'` would
+    # .venv/bin/python is the real interpreter: `-m pip install -q ... -e '.[local,spark,schemas]'` would
     # install for real, so the demo's pip is replaced by a module that only makes noise.
     fake_pip = tmp_path / "fakepip" / "pip"
     fake_pip.mkdir(parents=True)
@@ -111,6 +111,6 @@ def test_demo_install_step_is_silent_when_it_succeeds(tmp_path: Path) -> None:
     proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc
     assert proc.stdout == "after install\n", proc.stdout
-    assert proc.stderr == "installing kctl and its local and spark extras into .venv ...\n", (
-        proc.stderr
-    )
+    assert (
+        proc.stderr == "installing kctl and its local, spark and schemas extras into .venv ...\n"
+    ), proc.stderr
