@@ -417,3 +417,32 @@ def test_the_batch_way_writes_the_same_bytes_as_record_by_record(
     docs = [json.loads(x) for x in outputs[0].splitlines()]
     assert [d["key"] for d in docs] == ["k\t0", None, "k2", "ключ", ""]
     assert docs[2]["value"] is None and docs[2]["value_schema_id"] is None
+
+
+def test_records_of_a_deleted_subject_decode_until_it_is_deleted_permanently(
+    sr_kctl, new_topic, bootstrap, schema_registry
+):
+    """A soft-deleted subject's schemas stay readable by id (what consumers of old records
+    need); after the permanent delete the id is gone: the record is shown raw with an error
+    naming the id, and the exit code is 3."""
+    topic = new_topic(partitions=1)
+    schema = {
+        "type": "record",
+        "name": "Gone" + unique("r").replace("-", "_"),  # content no other subject shares
+        "fields": [{"name": "a", "type": "int"}],
+    }
+    (value,) = avro_bytes(schema_registry, topic, schema, [{"a": 5}])
+    produce_raw(bootstrap, topic, [(None, value)])
+    subject = f"{topic}-value"
+    assert sr_kctl("schemas", "delete", subject, "--yes").code == 0
+    assert subject not in sr_kctl("schemas", "list", "-o", "name").stdout.split()
+    r = sr_kctl("consume", topic, "-o", "jsonl", "--value-format", "avro")
+    assert r.code == 0, r
+    assert lines(r)[0]["value"] == {"a": 5}
+    assert sr_kctl("schemas", "delete", subject, "--permanent", "--yes").code == 0
+    r = sr_kctl("consume", topic, "-o", "jsonl", "--value-format", "avro")
+    assert r.code == 3, r
+    (doc,) = lines(r)
+    assert doc["value_schema_id"] == schema_id(value) and doc["value_encoding"] == "base64"
+    assert f"schema id {schema_id(value)} is not in the registry" in doc["error"]
+    assert r.stderr.endswith("kctl: warning: 1 record(s) could not be decoded\n"), r
