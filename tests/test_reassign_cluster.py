@@ -12,6 +12,9 @@ then `kctl local add-broker` twice (brokers 4 and 5, racks rack-1 and rack-2), a
 - replication factor 2 -> 3 -> 2 of a topic;
 - decommission broker 2 (`generate --remove-broker 2`): exactly its replicas move, nothing left
   on it, racks distinct;
+- `--balance disk --max-moves 4` onto the emptied broker (at most four copies, the spread of
+  bytes on disk narrower), then `--balance leaders` (reorders only) and a preferred election:
+  leaders within the tolerance, or all a broker can lead;
 - a broker SIGKILLed while a throttled wave is in flight: the executor names the stuck moves
   and keeps their throttle; started again, `reassign verify --resume` completes the plan and
   removes the throttles.
@@ -389,6 +392,72 @@ def test_decommission_broker_2_leaves_nothing_on_it_and_racks_distinct(grown: Gr
     wait_for(lambda: g.isr_full(ALL), "full ISRs after the decommission", 60, 0.5)
     assert g.records(ALL) == records
     assert g.throttles_left() == {}
+
+
+def bytes_per_broker(g: Grown) -> Counter[int]:
+    """Bytes of the test's topics on each broker's disk, from DescribeLogDirs (kctl cluster
+    log-dirs), future logs left out."""
+    doc = json.loads(g.ok("cluster", "log-dirs", "-o", "json").stdout)
+    return Counter(
+        {
+            d["broker"]: sum(
+                r["size"] for r in d["replicas"] if r["topic"] in ALL and not r.get("future")
+            )
+            for d in doc
+        }
+    )
+
+
+def test_balance_disk_within_a_move_budget_then_preferred_leaders(grown: Grown):
+    """After the decommission broker 2 is empty: `--balance disk --max-moves 4` copies at most
+    four replicas and narrows the spread of bytes on disk (read from the brokers, not from the
+    plan's report); then `--balance leaders` only reorders replica lists (nothing is copied),
+    and after a preferred-leader election every broker leads within the tolerance of the mean
+    (10%, rounded out to whole partitions), or, below it, every partition it holds (broker 2
+    holds only the few replicas the budget gave it)."""
+    g = grown
+    records = g.records(ALL)
+    before = g.replicas(ALL)
+    disk_before = bytes_per_broker(g)
+    assert disk_before[2] == 0, disk_before
+    plan_file, plan, _ = g.generate("disk", "--balance", "disk", "--max-moves", "4")
+    assert 0 < copied(before, plan) <= 4, plan
+    g.execute(plan_file, "--throttle", "50MB", "--max-concurrent", "2")
+    after = g.replicas(ALL)
+    assert {tp: after[tp] for tp in plan} == plan
+    racks = g.racks()
+    assert all(len({racks[b] for b in rs}) == len(rs) for rs in after.values()), after
+    wait_for(lambda: g.isr_full(ALL), "full ISRs after the disk balance", 60, 0.5)
+    assert g.records(ALL) == records
+    assert g.throttles_left() == {}
+    disk_after = bytes_per_broker(g)
+    spread = lambda c: max(c.values()) - min(c.values())  # noqa: E731
+    print(f"\nbytes per broker before {dict(disk_before)}, after {dict(disk_after)}")
+    assert disk_after[2] > 0 and spread(disk_after) < spread(disk_before)
+
+    plan_file, plan, _ = g.generate("leaders", "--balance", "leaders")
+    now = g.replicas(ALL)
+    assert copied(now, plan) == 0 and all(sorted(plan[tp]) == sorted(now[tp]) for tp in plan)
+    if plan:
+        g.execute(plan_file)
+    g.ok("partitions", "elect-leaders", "--preferred", "--all-topics", "--execute")
+
+    def preferred() -> bool:
+        return all(m.leader == m.replicas[0] for m in g.metadata(ALL).values())
+
+    wait_for(preferred, "every partition led by its preferred replica", 60, 0.5)
+    md = g.metadata(ALL)
+    counts = Counter(m.leader for m in md.values())
+    mean = len(md) / 5
+    lo, hi = math.floor(mean * 0.9), math.ceil(mean * 1.1)
+    held = per_broker({tp: list(m.replicas) for tp, m in md.items()})
+    # broker 2 holds only the few replicas the disk balance gave it: it leads all of them, and
+    # every other broker is within the band
+    assert all(min(lo, held[b]) <= counts[b] <= hi for b in (1, 2, 3, 4, 5)), (
+        dict(counts),
+        dict(held),
+        mean,
+    )
 
 
 def test_a_broker_killed_mid_wave_then_verify_resume_finishes_the_plan(grown: Grown):
