@@ -111,6 +111,14 @@ def require_api(client: Any, node: int, api: str, what: str) -> tuple[int, int]:
     return found
 
 
+def dirs_of(client: Any, node: int, topics: dict[str, list[int]] | None) -> list[LogDirInfo]:
+    """One DescribeLogDirs to broker ``node`` (for ``topics``, or every partition), parsed."""
+    response = kafka_python.send(
+        client, build_request(topics), f"describing log dirs of broker {node}", node_id=node
+    )
+    return parse_response(node, response)
+
+
 def describe_with(
     client: Any, brokers: list[int] | None, topics: dict[str, list[int]] | None
 ) -> tuple[list[LogDirInfo], list[int]]:
@@ -126,10 +134,7 @@ def describe_with(
         if api_range(client, node, API) is None:
             unsupported.append(node)
             continue
-        response = kafka_python.send(
-            client, build_request(topics), f"describing log dirs of broker {node}", node_id=node
-        )
-        dirs += parse_response(node, response)
+        dirs += dirs_of(client, node, topics)
     return dirs, unsupported
 
 
@@ -248,10 +253,7 @@ def _broker_dirs(client: Any, broker: int, partitions: dict[str, list[int]]) -> 
     if broker not in known:
         raise _unknown_broker(client, broker, known)
     require_api(client, broker, API, "describing log dirs")
-    response = kafka_python.send(
-        client, build_request(partitions), f"describing log dirs of broker {broker}", node_id=broker
-    )
-    return parse_response(broker, response)
+    return dirs_of(client, broker, partitions)
 
 
 def move(

@@ -334,13 +334,7 @@ def replica_sizes_with(
             if logdirs.api_range(client, node, logdirs.API) is None:
                 silent.append(node)
                 continue
-            response = kafka_python.send(
-                client,
-                logdirs.build_request(partitions),
-                f"describing log dirs of broker {node}",
-                node_id=node,
-            )
-            dirs = logdirs.parse_response(node, response)
+            dirs = logdirs.dirs_of(client, node, partitions)
         except KctlError:
             silent.append(node)
             continue
@@ -382,13 +376,7 @@ def dir_states_with(
     sizes: dict[DirKey, tuple[int, int]] = {}
     for broker, parts in sorted(by_broker.items()):
         try:
-            response = kafka_python.send(
-                client,
-                logdirs.build_request(parts),
-                f"describing log dirs of broker {broker}",
-                node_id=broker,
-            )
-            found = logdirs.parse_response(broker, response)
+            found = logdirs.dirs_of(client, broker, parts)
         except KctlError:
             continue
         where: dict[DirKey, dict[bool, tuple[str, int]]] = {}
