@@ -466,3 +466,21 @@ def kctl_topic_as_kafka_prints_it(doc: dict[str, Any]) -> Any:
             fields["LastKnownElr"] = ids(p["last_known_elr"])
         parts[p["partition"]] = fields
     return head, parts
+
+
+def own_dynamic_configs(admin: Any, kind: str, name: str, names: tuple[str, ...]) -> dict[str, str]:
+    """The values of ``names`` set on the broker or topic ``name`` itself (its own dynamic
+    config, not defaults or cluster-wide ones): one DescribeConfigs through confluent_kafka."""
+    from confluent_kafka.admin import ConfigResource, ConfigSource
+
+    fut = admin.describe_configs([ConfigResource(kind, name)], request_timeout=15)
+    entries = next(iter(fut.values())).result(timeout=20)
+    own = {
+        "broker": ConfigSource.DYNAMIC_BROKER_CONFIG.value,
+        "topic": ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
+    }[kind]
+    return {
+        n: e.value
+        for n, e in entries.items()
+        if n in names and e.value and int(getattr(e.source, "value", e.source)) == own
+    }

@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Run, kctl_environment, run_kctl, start_kafka_cluster, unique, wait_for
+from conftest import (
+    Run,
+    kctl_environment,
+    own_dynamic_configs,
+    run_kctl,
+    start_kafka_cluster,
+    unique,
+    wait_for,
+)
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("KCTL_TEST_BOOTSTRAP"))
@@ -123,22 +131,7 @@ class Ops:
         ]
 
     def configs(self, kind: str, name: str, names: tuple[str, ...]) -> dict[str, str]:
-        """The entity's own dynamic values of ``names`` (DescribeConfigs, one resource a call)."""
-        from confluent_kafka.admin import ConfigResource
-
-        fut = self.admin.describe_configs([ConfigResource(kind, name)], request_timeout=15)
-        entries = next(iter(fut.values())).result(timeout=20)
-        from confluent_kafka.admin import ConfigSource
-
-        own = {
-            "broker": ConfigSource.DYNAMIC_BROKER_CONFIG.value,
-            "topic": ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
-        }[kind]
-        return {
-            n: e.value
-            for n, e in entries.items()
-            if n in names and e.value and int(getattr(e.source, "value", e.source)) == own
-        }
+        return own_dynamic_configs(self.admin, kind, name, names)
 
     # --- brokers -----------------------------------------------------------------------------
     def stop(self, broker: int) -> None:

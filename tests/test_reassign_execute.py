@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Run, unique, wait_for
+from conftest import Run, own_dynamic_configs, unique, wait_for
 
 RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
@@ -82,19 +82,7 @@ class Cluster:
         return all(sorted(m.isrs) == sorted(m.replicas) for m in md.partitions.values())
 
     def configs(self, kind: str, name: str, names: tuple[str, ...]) -> dict[str, str]:
-        from confluent_kafka.admin import ConfigResource, ConfigSource
-
-        fut = self.admin.describe_configs([ConfigResource(kind, name)], request_timeout=15)
-        entries = next(iter(fut.values())).result(timeout=20)
-        own = {
-            "broker": ConfigSource.DYNAMIC_BROKER_CONFIG.value,
-            "topic": ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
-        }[kind]
-        return {
-            n: e.value
-            for n, e in entries.items()
-            if n in names and e.value and int(getattr(e.source, "value", e.source)) == own
-        }
+        return own_dynamic_configs(self.admin, kind, name, names)
 
     def no_throttle_left(self, topic: str) -> bool:
         return self.configs("topic", topic, REPLICAS) == {} and all(
