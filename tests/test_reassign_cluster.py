@@ -413,8 +413,8 @@ def test_balance_disk_within_a_move_budget_then_preferred_leaders(grown: Grown):
     four replicas and narrows the spread of bytes on disk (read from the brokers, not from the
     plan's report); then `--balance leaders` only reorders replica lists (nothing is copied),
     and after a preferred-leader election every broker leads within the tolerance of the mean
-    (10%, rounded out to whole partitions), or, below it, every partition it holds (broker 2
-    holds only the few replicas the budget gave it)."""
+    (10%, rounded out to whole partitions); or, when broker 2 holds fewer partitions than the
+    band's bottom, broker 2 leads all it holds and the others are within the band of the rest."""
     g = grown
     records = g.records(ALL)
     before = g.replicas(ALL)
@@ -438,6 +438,7 @@ def test_balance_disk_within_a_move_budget_then_preferred_leaders(grown: Grown):
     plan_file, plan, _ = g.generate("leaders", "--balance", "leaders")
     now = g.replicas(ALL)
     assert copied(now, plan) == 0 and all(sorted(plan[tp]) == sorted(now[tp]) for tp in plan)
+    planned = Counter(rs[0] for rs in {**now, **plan}.values())
     if plan:
         g.execute(plan_file)
     g.ok("partitions", "elect-leaders", "--preferred", "--all-topics", "--execute")
@@ -448,16 +449,24 @@ def test_balance_disk_within_a_move_budget_then_preferred_leaders(grown: Grown):
     wait_for(preferred, "every partition led by its preferred replica", 60, 0.5)
     md = g.metadata(ALL)
     counts = Counter(m.leader for m in md.values())
-    mean = len(md) / 5
-    lo, hi = math.floor(mean * 0.9), math.ceil(mean * 1.1)
     held = per_broker({tp: list(m.replicas) for tp, m in md.items()})
-    # broker 2 holds only the few replicas the disk balance gave it: it leads all of them, and
-    # every other broker is within the band
-    assert all(min(lo, held[b]) <= counts[b] <= hi for b in (1, 2, 3, 4, 5)), (
-        dict(counts),
-        dict(held),
-        mean,
-    )
+    assert counts == planned, (dict(counts), dict(planned))  # the plan's leaders, elected
+
+    def band(mean: float) -> tuple[int, int]:  # 10%, rounded out to whole partitions
+        return math.floor(min(mean * 0.9, math.floor(mean))), math.ceil(max(mean * 1.1, mean))
+
+    lo, hi = band(len(md) / 5)
+    others = (1, 3, 4, 5)
+    if held[2] >= lo:
+        assert all(lo <= counts[b] <= hi for b in (2, *others)), (dict(counts), dict(held))
+    else:
+        # broker 2 holds fewer partitions than the band's bottom (the budget gave it at most
+        # four), so it leads all of them and the others share the rest within the band of
+        # their own mean: the whole band is out of reach (CI once had broker 2 holding 3 of
+        # 36: 3 + 4 x 8 < 36, and 9, 8, 8, 8 is the best the others can do)
+        assert counts[2] == held[2], (dict(counts), dict(held))
+        lo, hi = band((len(md) - held[2]) / 4)
+        assert all(lo <= counts[b] <= hi for b in others), (dict(counts), dict(held), lo, hi)
 
 
 def test_a_broker_killed_mid_wave_then_verify_resume_finishes_the_plan(grown: Grown):
