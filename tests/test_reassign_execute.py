@@ -20,6 +20,7 @@ import pytest
 from conftest import Run, own_dynamic_configs, unique, wait_for
 
 RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
 REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
 
 
@@ -86,7 +87,7 @@ class Cluster:
 
     def no_throttle_left(self, topic: str) -> bool:
         return self.configs("topic", topic, REPLICAS) == {} and all(
-            self.configs("broker", str(b), RATES) == {} for b in (1, 2, 3)
+            self.configs("broker", str(b), (*RATES, DIR_RATE)) == {} for b in (1, 2, 3)
         )
 
     def ongoing(self) -> list[dict[str, Any]]:
@@ -134,7 +135,7 @@ def cleanup(cluster: Cluster) -> Iterator[list[str]]:
         res = [ConfigResource("topic", t) for t in topics]
         res += [ConfigResource("broker", str(b)) for b in (1, 2, 3)]
         for r in res:
-            names = REPLICAS if "TOPIC" in str(r.restype).upper() else RATES
+            names = REPLICAS if "TOPIC" in str(r.restype).upper() else (*RATES, DIR_RATE)
             for n in names:
                 r.add_incremental_config(
                     ConfigEntry(n, None, incremental_operation=AlterConfigOpType.DELETE)
@@ -422,9 +423,11 @@ def test_a_plan_with_log_dirs_moves_each_replica_into_its_dir(
 
     r = cluster.kctl(
         "partitions", "reassign", "execute", "-f", str(plan), "--wait", "--interval", "0.3s",
-        "--execute", "-o", "jsonl",
+        "--dir-throttle", "50MB", "--execute", "-o", "jsonl",
     timeout=120)  # fmt: skip
     assert r.code == 0, r
+    assert "throttle removed" in r.stderr, r.stderr  # the log-dir rate set on brokers 1 and 2
+    assert cluster.no_throttle_left(name)
     lines = _lines(r.stdout)
     assert lines[0]["phase"] == "replicas" and lines[-1]["phase"] == "log-dirs", lines
     assert lines[-1]["partitions_done"] == lines[-1]["partitions_total"] == 2
@@ -435,3 +438,78 @@ def test_a_plan_with_log_dirs_moves_each_replica_into_its_dir(
     r = cluster.kctl("partitions", "reassign", "verify", "-f", str(plan), "-o", "json")
     assert r.code == 0 and [x["status"] for x in json.loads(r.stdout)] == ["complete"] * 2, r
     assert cluster.count(name) == 2500
+
+
+def test_dir_throttle_holds_a_log_dir_move_and_ctrl_c_cancels_it(
+    cluster: Cluster, tmp_path: Path, cleanup: list[str]
+) -> None:
+    """--dir-throttle sets the log-dir move rate on the broker moving a replica between its
+    dirs (read back with DescribeConfigs while the future log is copied); Ctrl-C with --yes
+    sends the replica back to the dir it is in, so the broker drops the future log, and the
+    rate is removed."""
+    dirs1 = _dirs_of(cluster, 1)
+    if len(dirs1) < 2:
+        pytest.skip("the brokers have one log dir each")
+    name = cluster.create([[1]])
+    cleanup.append(name)
+    cluster.produce(name, {0: 3000})  # 3 MB at 100 kB/s: half a minute
+    here = _where(cluster, name)[(0, 1)][0][0]
+    there = next(d for d in dirs1 if d != here)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": name, "partition": 0, "replicas": [1], "log_dirs": [there]},
+    ]}))  # fmt: skip
+    proc = cluster.start(
+        "partitions", "reassign", "execute", "-f", str(plan), "--dir-throttle", "100kB",
+        "--wait", "--yes", "--interval", "0.2s", "--execute", "-o", "jsonl",
+    )  # fmt: skip
+    try:
+        wait_for(
+            lambda: (there, True) in _where(cluster, name).get((0, 1), []),
+            "the future log in the other dir",
+            30,
+        )
+        assert cluster.configs("broker", "1", (DIR_RATE,)) == {DIR_RATE: "100000"}
+        assert cluster.configs("broker", "2", (DIR_RATE,)) == {}  # no move there
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, (out, err)
+    assert "cancelled 1 move(s)" in err, err
+    wait_for(
+        lambda: _where(cluster, name).get((0, 1)) == [(here, False)],
+        "the replica alone in its old dir, no future log",
+        30,
+    )
+    assert cluster.no_throttle_left(name)
+    assert cluster.count(name) == 3000
+
+
+def test_execute_removes_only_the_broker_rates_it_set(
+    cluster: Cluster, tmp_path: Path, cleanup: list[str]
+) -> None:
+    """A rate another tool set on a broker the plan never touches outlives the plan (Kafka's
+    verify would remove it); the rates execute set on the moving brokers are gone."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    name = cluster.create([[1]])
+    cleanup.append(name)
+    cluster.produce(name, {0: 300})
+    other = ConfigResource("broker", "3")
+    other.add_incremental_config(
+        ConfigEntry(RATES[0], "12345678", incremental_operation=AlterConfigOpType.SET)
+    )
+    for f in cluster.admin.incremental_alter_configs([other]).values():
+        f.result(timeout=20)
+    plan = cluster.plan(tmp_path / "plan.json", {(name, 0): [2]})
+    r = cluster.kctl(
+        "partitions", "reassign", "execute", "-f", str(plan), "--throttle", "50MB", "--wait",
+        "--interval", "0.2s", "--execute",
+    timeout=120)  # fmt: skip
+    assert r.code == 0 and "throttle removed" in r.stderr, r
+    assert cluster.replicas(name) == {0: [2]}
+    assert cluster.configs("broker", "3", RATES) == {RATES[0]: "12345678"}
+    assert cluster.configs("broker", "1", RATES) == cluster.configs("broker", "2", RATES) == {}
+    assert cluster.configs("topic", name, REPLICAS) == {}

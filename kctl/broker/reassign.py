@@ -17,6 +17,10 @@ from kctl.replicas.assign import Assignment, throttled_replicas
 ALTER_API = "AlterPartitionReassignments"
 LIST_API = "ListPartitionReassignments"
 RATE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+# The throttle of moves between a broker's log dirs (kafka-reassign-partitions.sh's
+# --replica-alter-log-dirs-throttle): removed with the replication rates.
+DIR_RATE_CONFIG = "replica.alter.log.dirs.io.max.bytes.per.second"
+BROKER_CONFIGS = (*RATE_CONFIGS, DIR_RATE_CONFIG)
 REPLICA_CONFIGS = (
     "leader.replication.throttled.replicas",
     "follower.replication.throttled.replicas",
@@ -213,20 +217,26 @@ def set_throttle(admin: Admin, current: Assignment, proposed: Assignment, rate: 
     _incremental(admin, list(throttle_changes(current, proposed, rate)))  # type: ignore[arg-type]
 
 
-def throttles_set(admin: Admin, topics: list[str]) -> list[tuple[str, str, list[str]]]:
-    """(kind, name, throttle configs set dynamically) on every broker and on ``topics``."""
-    return [(k, n, list(v)) for k, n, v in throttle_values(admin, topics)]
-
-
-def throttle_values(admin: Admin, topics: list[str]) -> list[tuple[str, str, dict[str, str]]]:
-    """(kind, name, {throttle config: value}) set dynamically on every broker and on
+def throttles_set(
+    admin: Admin, topics: list[str], brokers: set[int] | None = None
+) -> list[tuple[str, str, list[str]]]:
+    """(kind, name, throttle configs set dynamically) on every broker (or ``brokers``) and on
     ``topics``."""
+    return [(k, n, list(v)) for k, n, v in throttle_values(admin, topics, brokers)]
+
+
+def throttle_values(
+    admin: Admin, topics: list[str], brokers: set[int] | None = None
+) -> list[tuple[str, str, dict[str, str]]]:
+    """(kind, name, {throttle config: value}) set dynamically on every broker (or those of
+    ``brokers`` the metadata names) and on ``topics``."""
     from confluent_kafka.admin import ConfigResource
 
     from kctl.broker.configs import _source
 
     md = admin.metadata()
-    resources = [ConfigResource("broker", str(b)) for b in sorted(md.brokers)]
+    ids = sorted(b for b in md.brokers if brokers is None or b in brokers)
+    resources = [ConfigResource("broker", str(b)) for b in ids]
     resources += [ConfigResource("topic", t) for t in sorted(set(topics))]
     out = []
     # librdkafka takes one broker resource per DescribeConfigs call (it goes to that broker).
@@ -236,7 +246,7 @@ def throttle_values(admin: Admin, topics: list[str]) -> list[tuple[str, str, dic
         entries = admin.result(
             next(iter(futures.values())), f"describing configs of {kind} {res.name}"
         )
-        names = RATE_CONFIGS if kind == "broker" else REPLICA_CONFIGS
+        names = BROKER_CONFIGS if kind == "broker" else REPLICA_CONFIGS
         own = "DYNAMIC_BROKER_CONFIG" if kind == "broker" else "DYNAMIC_TOPIC_CONFIG"
         found = {
             n: entries[n].value
@@ -248,8 +258,12 @@ def throttle_values(admin: Admin, topics: list[str]) -> list[tuple[str, str, dic
     return out
 
 
-def clear_throttles(admin: Admin, topics: list[str]) -> list[dict[str, Any]]:
-    present = throttles_set(admin, topics)
+def clear_throttles(
+    admin: Admin, topics: list[str], brokers: set[int] | None = None
+) -> list[dict[str, Any]]:
+    """Remove the throttle configs (replication rates, the log-dir move rate) from every broker
+    (or only ``brokers``) and the replica lists from ``topics``; what was removed."""
+    present = throttles_set(admin, topics, brokers)
     _incremental(admin, [(k, n, dict.fromkeys(names)) for k, n, names in present])
     return [{"entity": k, "name": n, "config": c} for k, n, names in present for c in names]
 
@@ -360,6 +374,26 @@ def _by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[st
 DirKey = tuple[str, int, int]  # (topic, partition, broker)
 
 
+def _dir_places(client: Any, keys: Any) -> dict[DirKey, dict[bool, tuple[str, int]]]:
+    """Per replica of ``keys`` its broker answers for: {is future: (log dir, bytes)}; a broker
+    that does not answer is left out."""
+    from kctl.broker import logdirs
+
+    by_broker: dict[int, dict[str, list[int]]] = {}
+    for topic, partition, broker in keys:
+        by_broker.setdefault(broker, {}).setdefault(topic, []).append(partition)
+    where: dict[DirKey, dict[bool, tuple[str, int]]] = {}
+    for broker, parts in sorted(by_broker.items()):
+        try:
+            found = logdirs.dirs_of(client, broker, parts)
+        except KctlError:
+            continue
+        for d in found:
+            for r in d.replicas:
+                where.setdefault((r.topic, r.partition, broker), {})[r.is_future] = (d.path, r.size)
+    return where
+
+
 def dir_states_with(
     client: Any, dirs: dict[DirKey, str]
 ) -> tuple[dict[DirKey, str], dict[DirKey, tuple[int, int]]]:
@@ -367,33 +401,33 @@ def dir_states_with(
     log is being copied into it), ``elsewhere`` (in another log dir), ``absent`` (the broker
     holds no replica yet, or did not answer); and (bytes in the future log, bytes of the
     replica) for those moving."""
-    from kctl.broker import logdirs
-
-    by_broker: dict[int, dict[str, list[int]]] = {}
-    for topic, partition, broker in dirs:
-        by_broker.setdefault(broker, {}).setdefault(topic, []).append(partition)
     states: dict[DirKey, str] = dict.fromkeys(dirs, "absent")
     sizes: dict[DirKey, tuple[int, int]] = {}
-    for broker, parts in sorted(by_broker.items()):
-        try:
-            found = logdirs.dirs_of(client, broker, parts)
-        except KctlError:
+    for key, places in _dir_places(client, dirs).items():
+        if key not in dirs:
             continue
-        where: dict[DirKey, dict[bool, tuple[str, int]]] = {}
-        for d in found:
-            for r in d.replicas:
-                where.setdefault((r.topic, r.partition, broker), {})[r.is_future] = (d.path, r.size)
-        for key, places in where.items():
-            if key not in dirs:
-                continue
-            target = dirs[key]
-            if True in places:
-                states[key] = "moving" if places[True][0] == target else "elsewhere"
-                sizes[key] = (places[True][1], places.get(False, ("", 0))[1])
-            elif False in places:
-                states[key] = "done" if places[False][0] == target else "elsewhere"
-                sizes[key] = (0, places[False][1])
+        target = dirs[key]
+        if True in places:
+            states[key] = "moving" if places[True][0] == target else "elsewhere"
+            sizes[key] = (places[True][1], places.get(False, ("", 0))[1])
+        elif False in places:
+            states[key] = "done" if places[False][0] == target else "elsewhere"
+            sizes[key] = (0, places[False][1])
     return states, sizes
+
+
+def cancel_dir_moves_with(client: Any, dirs: dict[DirKey, str]) -> list[DirKey]:
+    """Stop the copies of ``dirs``' replicas into their log dirs: each replica being copied is
+    sent back to the log dir it is in (the broker drops the future log), as
+    kafka-reassign-partitions.sh --cancel does; the replicas stopped."""
+    back = {
+        key: places[False][0]
+        for key, places in _dir_places(client, dirs).items()
+        if key in dirs and True in places and False in places
+    }
+    if back:
+        alter_dirs_with(client, back)
+    return sorted(back)
 
 
 def alter_dirs_with(client: Any, moves: dict[DirKey, str]) -> list[dict[str, Any]]:
@@ -457,6 +491,8 @@ class WaveRun:
         stall_timeout: float = 60.0,
         interval: float = 1.0,
         dirs: dict[DirKey, str] | None = None,
+        dir_throttle: int | None = None,
+        clear_all: bool = False,
     ) -> None:
         from kctl.replicas import progress, waves
 
@@ -471,6 +507,13 @@ class WaveRun:
         self.tracker = progress.Tracker()
         self.throttles: list[tuple[str, str, dict[str, str | None]]] = []
         self.throttled = False  # whether this run set a throttle
+        self.dir_throttle = dir_throttle
+        self.dirs_throttled = False
+        # The brokers this run set a throttle on, and (after refresh) those the plan names: the
+        # only ones finish() clears, so a rate another tool set on a broker this plan never
+        # touches stays. ``clear_all`` (verify --resume): every broker, as verify does.
+        self.touched: set[int] = set()
+        self.clear_all = clear_all
         self.started = time.monotonic()
         self.refresh()
         self.start_state = dict(self.states)
@@ -492,6 +535,8 @@ class WaveRun:
         self.wave = 0  # 1-based number of the wave in flight (0: none yet)
         self.lost_since: dict[tuple[str, int], float] = {}
         self.dirs = dict(dirs or {})
+        self.touched.update(b for tp, reps in plan.items() for b in (*reps, *self.original[tp]))
+        self.touched.update(b for _t, _p, b in self.dirs)
 
     # --- the cluster ---------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -539,9 +584,23 @@ class WaveRun:
             else []
         )
         changes = throttle_diff(self.throttles, after)  # type: ignore[arg-type]
+        self.touched.update(int(name) for kind, name, _ in after if kind == "broker")
         apply_throttle_changes(self.admin, changes)
         self.throttles = after  # type: ignore[assignment]
         self.throttled = self.throttled or bool(after)
+
+    def _throttle_dirs(self) -> None:
+        """The log-dir move rate on every broker with a replica to move between its log dirs
+        (once; it stays until :meth:`finish`)."""
+        if self.dir_throttle is None or self.dirs_throttled or not self.dirs:
+            return
+        brokers = sorted({b for _t, _p, b in self.dirs})
+        self.touched.update(brokers)
+        rate = str(self.dir_throttle)
+        apply_throttle_changes(
+            self.admin, [("broker", str(b), {DIR_RATE_CONFIG: rate}) for b in brokers]
+        )
+        self.dirs_throttled = self.throttled = True
 
     def narrow(self) -> list[tuple[str, int]]:
         """Keep the throttle only for the moves of the plan still in flight (their list)."""
@@ -551,18 +610,37 @@ class WaveRun:
             self._set_throttle_for(flying)
         return flying
 
-    def finish(self) -> list[dict[str, Any]]:
-        """Remove every replication throttle (brokers, and the plan's topics)."""
+    def finish(self, everywhere: bool = False) -> list[dict[str, Any]]:
+        """Remove the throttle: the replica lists of the plan's topics and the rates of the
+        brokers of the plan (its partitions' replicas when the run began and their targets,
+        and any this run throttled); or, with ``everywhere`` or ``clear_all`` (a plan found
+        done, verify --resume: an earlier run's throttles may be anywhere), of every broker, as
+        kafka-reassign-partitions.sh --verify does."""
         self.throttles = []
-        return clear_throttles(self.admin, self.topics)
+        every = everywhere or self.clear_all
+        return clear_throttles(self.admin, self.topics, None if every else self.touched)
+
+    def dirs_moving(self) -> bool:
+        """Whether a replica of the plan is being copied into its log dir (a future log)."""
+        if not self.dirs:
+            return False
+        states, _ = dir_states_with(self.client, self.dirs)
+        return "moving" in states.values()
 
     def cancel(self) -> list[tuple[str, int]]:
-        """Cancel the plan's moves in flight, wait (bounded) until they are gone, then remove the
-        throttle. The cancelled partitions."""
+        """Cancel the plan's moves in flight (and its replicas' copies into their log dirs),
+        wait (bounded) until they are gone, then remove the throttle. The cancelled
+        partitions."""
         self.refresh()
         flying = sorted(self.running)
-        if flying:
-            alter_with(self.client, dict.fromkeys(flying), "cancelling reassignments", self.timeout)
+        if self.dirs:
+            stopped = cancel_dir_moves_with(self.client, self.dirs)
+            flying = sorted({*flying, *((t, p) for t, p, _b in stopped)})
+        if self.running:
+            alter_with(
+                self.client, dict.fromkeys(sorted(self.running)), "cancelling reassignments",
+                self.timeout,
+            )  # fmt: skip
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 self.refresh()
@@ -697,6 +775,7 @@ class WaveRun:
         todo = {k: d for k, d in self.dirs.items() if states[k] in ("elsewhere", "absent")}
         if not todo:
             return []
+        self._throttle_dirs()
         rows = alter_dirs_with(self.client, todo)
         failed = [r for r in rows if r["status"] == "failed"]
         if failed:

@@ -143,7 +143,7 @@ def run_waves(
             states, _ = dir_states_with(client, run.dirs)
             dirs_left = sum(1 for st in states.values() if st != "done")
         if not run.waves and not dirs_left:
-            cleared = run.finish() if not run.running else []
+            cleared = run.finish(everywhere=True) if not run.running else []
             note(
                 "every partition of the plan is already done"
                 + (f"; throttle removed ({len(cleared)} config(s))" if cleared else "")
@@ -239,6 +239,11 @@ def _narrow_or_finish(conn: Any, run: Any) -> None:
             if run.throttles
             else f"{len(flying)} move(s) still in flight"
         )
+    elif _fresh(conn, run, run.dirs_moving):
+        note(
+            "replicas still moving between log dirs"
+            + ("; their throttle stays" if run.dirs_throttled else "")
+        )
     else:
         cleared = run.finish()
         if cleared or run.throttled:
@@ -257,7 +262,7 @@ def _interrupted(conn: Any, run: Any, yes: bool, file: Path, hint_options: str) 
         flying = _fresh(conn, run, run.narrow)
         note(
             f"interrupted: {len(flying)} move(s) left running"
-            + ("; the throttle stays for them" if run.throttles else "")
+            + ("; the throttle stays for them" if run.throttles or run.dirs_throttled else "")
             + f"; run '{resume_hint(file, hint_options)}' to finish the plan"
         )
     raise typer.Exit(EXIT_INTERRUPTED)

@@ -199,6 +199,7 @@ def _wave_options(
     throttle: str | None,
     stall_timeout: str,
     interval: str,
+    dir_throttle: str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The options of a wave run, and the same as command-line text (for the resume hint)."""
     from kctl.parsing import duration
@@ -210,6 +211,9 @@ def _wave_options(
         if max_bytes_in_flight is None
         else parse_size(max_bytes_in_flight, "--max-bytes-in-flight"),
         "throttle": None if throttle is None else parse_size(throttle, "--throttle"),
+        "dir_throttle": None
+        if dir_throttle is None
+        else parse_size(dir_throttle, "--dir-throttle"),
         "stall_timeout": max(1.0, duration(stall_timeout, "--stall-timeout").total_seconds()),
         "interval": max(0.1, duration(interval, "--interval").total_seconds()),
     }
@@ -220,6 +224,8 @@ def _wave_options(
         hint += f" --max-bytes-in-flight {max_bytes_in_flight}"
     if throttle is not None:
         hint += f" --throttle {throttle}"
+    if dir_throttle is not None:
+        hint += f" --dir-throttle {dir_throttle}"
     return options, hint
 
 
@@ -237,6 +243,14 @@ THROTTLE_OPTION = typer.Option(
     "--throttle",
     help="Replication throttle while moving (bytes/s: 50000000, 50MB), on the moving replicas "
     "and their brokers only; removed when the plan completes, fails or is interrupted.",
+    metavar="RATE",
+)
+DIR_THROTTLE_OPTION = typer.Option(
+    None,
+    "--dir-throttle",
+    help="Throttle of the plan's moves between a broker's log dirs (bytes/s, as "
+    "kafka-reassign-partitions.sh --replica-alter-log-dirs-throttle), on the brokers with "
+    "such a move; removed when the plan completes, fails or is interrupted.",
     metavar="RATE",
 )
 STALL_OPTION = typer.Option(
@@ -294,6 +308,8 @@ def _wave_run(
         "--wait --execute",
         "kctl partitions reassign execute -f plan.json --max-concurrent 5 --wait --execute "
         "-o jsonl",
+        "kctl partitions reassign execute -f plan.json --throttle 50MB --dir-throttle 20MB "
+        "--wait --execute",
     ),
 )
 def execute_(
@@ -302,6 +318,7 @@ def execute_(
         ..., "--file", "-f", help="Plan JSON (reassign generate).", metavar="FILE"
     ),
     throttle: str | None = THROTTLE_OPTION,
+    dir_throttle: str | None = DIR_THROTTLE_OPTION,
     max_concurrent: int | None = MAX_CONCURRENT_OPTION,
     max_bytes_in_flight: str | None = MAX_BYTES_OPTION,
     wait: bool = typer.Option(
@@ -327,13 +344,15 @@ def execute_(
 
     plan, dirs = read_plan_with_dirs(file)
     options, hint = _wave_options(
-        max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval
+        max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval, dir_throttle
     )
     admin = Admin(connection(ctx))
     reassign.check_alter_supported(admin.conn, "reassigning partitions")
     current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
     check_plan(plan, current, racks)
     waved = wait or max_concurrent is not None or max_bytes_in_flight is not None
+    if dir_throttle is not None and not dirs:
+        note("kctl: warning: --dir-throttle: the plan moves no replica between log dirs")
     if dirs and not execute:
         note(f"{len(dirs)} replica(s) with a log dir in the plan (moved there once on its broker)")
     if not execute:
@@ -397,6 +416,7 @@ def verify_(
         help="Submit what is not started yet, in waves (as execute --wait), and wait for it.",
     ),
     throttle: str | None = THROTTLE_OPTION,
+    dir_throttle: str | None = DIR_THROTTLE_OPTION,
     max_concurrent: int | None = MAX_CONCURRENT_OPTION,
     max_bytes_in_flight: str | None = MAX_BYTES_OPTION,
     stall_timeout: str = STALL_OPTION,
@@ -413,7 +433,7 @@ def verify_(
 
     plan, dirs = read_plan_with_dirs(file)
     options, hint = _wave_options(
-        max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval
+        max_concurrent, max_bytes_in_flight, throttle, stall_timeout, interval, dir_throttle
     )
     admin = Admin(connection(ctx))
     if resume:
@@ -422,7 +442,9 @@ def verify_(
         reassign.check_alter_supported(admin.conn, "reassigning partitions")
         current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
         check_plan(plan, current, racks)
-        _wave_run(ctx, admin, plan, file, True, yes, options, hint, dirs)
+        # An earlier run's throttle may be on any broker: removed everywhere at the end, as
+        # verify does.
+        _wave_run(ctx, admin, plan, file, True, yes, {**options, "clear_all": True}, hint, dirs)
         return
     rows, done = reassign.verify(admin, admin.conn, plan, dirs)
     emit(
