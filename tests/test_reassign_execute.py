@@ -354,6 +354,7 @@ def test_status_lists_a_move_started_by_kafkas_tool(
         return rows[0]  # type: ignore[no-any-return]
 
     first = mine(cluster.kctl("partitions", "reassign", "status", "-o", "json"))
+    assert (first["kind"], first["log_dir"]) == ("replicas", None)
     assert (first["adding_replicas"], first["removing_replicas"]) == ([2], [1])
     assert sorted(first["replicas"]) == [1, 2]
     assert first["bytes_total"] > 3_000_000
@@ -471,6 +472,18 @@ def test_dir_throttle_holds_a_log_dir_move_and_ctrl_c_cancels_it(
         )
         assert cluster.configs("broker", "1", (DIR_RATE,)) == {DIR_RATE: "100000"}
         assert cluster.configs("broker", "2", (DIR_RATE,)) == {}  # no move there
+        # status lists the copy as a log-dir move, throttled by its broker's rate
+        r = cluster.kctl("partitions", "reassign", "status", "-o", "json")
+        assert r.code == 0, r
+        rows = [x for x in json.loads(r.stdout) if x["topic"] == name]
+        assert len(rows) == 1, rows
+        row = rows[0]
+        assert (row["kind"], row["broker"], row["from_dir"], row["log_dir"]) == (
+            "log-dir", 1, here, there,
+        ), row  # fmt: skip
+        assert row["bytes_total"] > 3_000_000 and 0 <= row["bytes_copied"] < row["bytes_total"]
+        assert row["throttled"] is True
+        assert "1 log-dir move(s)" in r.stderr, r.stderr
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:

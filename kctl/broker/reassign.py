@@ -331,33 +331,80 @@ def apply_throttle_changes(
 # Sizes of replicas (DescribeLogDirs), for the bytes a move copies and has copied
 
 
-def replica_sizes_with(
-    client: Any, partitions: dict[str, list[int]]
-) -> tuple[dict[tuple[str, int, int], int], list[int]]:
-    """((topic, partition, broker) → bytes on disk, brokers that did not answer): asks every
-    unfenced broker about ``partitions`` only; a broker that fails (stopped, not yet fenced) is
-    listed instead of failing the call. The "future" log of an intra-broker move is left out."""
+def log_dirs_by_broker(
+    client: Any, partitions: dict[str, list[int]] | None
+) -> tuple[dict[int, list[Any]], list[int]]:
+    """(broker → its log dirs (:class:`kctl.broker.logdirs.LogDirInfo`) holding
+    ``partitions``, or every partition with None; brokers that did not answer): one
+    DescribeLogDirs to every unfenced broker; a broker that fails (stopped, not yet fenced) is
+    listed instead of failing the call."""
     from kctl.broker import logdirs
 
-    sizes: dict[tuple[str, int, int], int] = {}
+    found: dict[int, list[Any]] = {}
     silent: list[int] = []
-    if not partitions:
-        return sizes, silent
     for node in logdirs.broker_ids(client):
         try:
             if logdirs.api_range(client, node, logdirs.API) is None:
                 silent.append(node)
                 continue
-            dirs = logdirs.dirs_of(client, node, partitions)
+            found[node] = logdirs.dirs_of(client, node, partitions)
         except KctlError:
             silent.append(node)
-            continue
+    return found, silent
+
+
+def sizes_of(by_broker: dict[int, list[Any]]) -> dict[tuple[str, int, int], int]:
+    """(topic, partition, broker) → bytes on disk; the "future" log of an intra-broker move is
+    left out."""
+    sizes: dict[tuple[str, int, int], int] = {}
+    for node, dirs in by_broker.items():
         for d in dirs:
             for r in d.replicas:
                 if not r.is_future:
                     key = (r.topic, r.partition, node)
                     sizes[key] = max(sizes.get(key, 0), r.size)
-    return sizes, silent
+    return sizes
+
+
+def dir_moves_of(by_broker: dict[int, list[Any]]) -> list[dict[str, Any]]:
+    """The moves between log dirs in flight: one row per replica with a "future" log (the copy
+    into ``log_dir``), its current dir, and the bytes copied of the replica's size."""
+    rows = []
+    for node, dirs in sorted(by_broker.items()):
+        current: dict[tuple[str, int], tuple[str, int]] = {}
+        future: dict[tuple[str, int], tuple[str, int]] = {}
+        for d in dirs:
+            for r in d.replicas:
+                (future if r.is_future else current)[(r.topic, r.partition)] = (d.path, r.size)
+        for (topic, partition), (path, copied) in sorted(future.items()):
+            src, size = current.get((topic, partition), (None, 0))
+            rows.append(
+                {
+                    "topic": topic,
+                    "partition": partition,
+                    "kind": "log-dir",
+                    "broker": node,
+                    "replicas": [node],
+                    "adding_replicas": [],
+                    "removing_replicas": [],
+                    "from_dir": src,
+                    "log_dir": path,
+                    "bytes_copied": min(copied, size) if size else copied,
+                    "bytes_total": size,
+                }
+            )
+    return rows
+
+
+def replica_sizes_with(
+    client: Any, partitions: dict[str, list[int]]
+) -> tuple[dict[tuple[str, int, int], int], list[int]]:
+    """((topic, partition, broker) → bytes on disk, brokers that did not answer) for
+    ``partitions`` only (see :func:`log_dirs_by_broker`, :func:`sizes_of`)."""
+    if not partitions:
+        return {}, []
+    found, silent = log_dirs_by_broker(client, partitions)
+    return sizes_of(found), silent
 
 
 def _by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[str, list[int]]:

@@ -324,6 +324,8 @@ def first_seen(admin: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in rows:
         target = [b for b in r["replicas"] if b not in r["removing_replicas"]]
         key = _key(cluster, r["topic"], r["partition"], target)
+        if r.get("kind") == "log-dir":
+            key += f"|{r['log_dir']}"
         seen = data.get(key)
         keep[key] = seen if seen is not None else now
         out.append(

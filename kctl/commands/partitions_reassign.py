@@ -533,8 +533,8 @@ def list_(ctx: typer.Context) -> None:
 
 
 STATUS_COLUMNS = (
-    "topic", "partition:>", "replicas", "adding_replicas", "removing_replicas",
-    "bytes_copied:>", "bytes_total:>", "age", "throttled",
+    "topic", "partition:>", "kind", "replicas", "adding_replicas", "removing_replicas",
+    "log_dir", "bytes_copied:>", "bytes_total:>", "age", "throttled",
 )  # fmt: skip
 
 
@@ -543,11 +543,14 @@ STATUS_COLUMNS = (
     epilog=example("kctl partitions reassign status", "kctl partitions reassign status -o json"),
 )
 def status(ctx: typer.Context) -> None:
-    """Every ongoing reassignment in the cluster, whoever started it: replicas, adding and
-    removing ones, bytes the adding replicas copied of the partition's size (DescribeLogDirs),
-    age, and whether its topic carries a replication throttle. The broker does not say when a
-    move started: the age counts from when kctl submitted it or first saw it (another tool's
-    move shows "unknown" the first time). Throttle rates set on brokers are noted on stderr."""
+    """Every ongoing move in the cluster, whoever started it: reassignments (kind "replicas":
+    replicas, adding and removing ones, bytes the adding replicas copied of the partition's
+    size) and copies between a broker's log dirs (kind "log-dir": the broker, the target
+    log_dir, bytes of the future log), from DescribeLogDirs; age, and whether the move is
+    throttled (its topic's throttled replicas; for a log-dir move, its broker's log-dir rate).
+    The broker does not say when a move started: the age counts from when kctl submitted it or
+    first saw it (another tool's move shows "unknown" the first time). Throttle rates set on
+    brokers are noted on stderr."""
     from kctl.broker import kafka_python, reassign
     from kctl.broker.client import Admin
     from kctl.commands._reassign_run import first_seen
@@ -559,25 +562,31 @@ def status(ctx: typer.Context) -> None:
         wanted: dict[str, list[int]] = {}
         for r in rows:
             wanted.setdefault(r["topic"], []).append(r["partition"])
-        sizes, silent = reassign.replica_sizes_with(client, wanted) if rows else ({}, [])
+        # every partition: the log-dir moves are found among them
+        by_broker, silent = reassign.log_dirs_by_broker(client, None)
+    sizes = reassign.sizes_of(by_broker)
+    held: dict[tuple[str, int], list[tuple[int, int]]] = {}  # partition -> (broker, bytes)
+    for (t, p, b), v in sizes.items():
+        held.setdefault((t, p), []).append((b, v))
+    dir_rows = reassign.dir_moves_of(by_broker)
     throttles = reassign.throttle_values(admin, sorted(wanted))
     throttled_topics = {n for k, n, _ in throttles if k == "topic"}
+    dir_rated = {int(n) for k, n, v in throttles if k == "broker" and reassign.DIR_RATE_CONFIG in v}
     for r in rows:
+        r["kind"], r["broker"], r["from_dir"], r["log_dir"] = "replicas", None, None, None
         tp = (r["topic"], r["partition"])
-        size = max(
-            (v for (t, p, b), v in sizes.items()
-             if (t, p) == tp and b not in r["adding_replicas"]),
-            default=0,
-        )  # fmt: skip
+        size = max((v for b, v in held.get(tp, []) if b not in r["adding_replicas"]), default=0)
         done, total = progress.copied(tp, list(r["adding_replicas"]), sizes, size)
         r["bytes_copied"], r["bytes_total"] = done, total
         r["throttled"] = r["topic"] in throttled_topics
-    rows = first_seen(admin, rows)
+    for r in dir_rows:
+        r["throttled"] = r["broker"] in dir_rated
+    rows = first_seen(admin, rows + dir_rows)
     emit(Output(rows, cols(*STATUS_COLUMNS)), output_view(ctx))
     rates = [f"broker {n}: {', '.join(f'{k}={v}' for k, v in sorted(v.items()))}"
              for k, n, v in throttles if k == "broker"]  # fmt: skip
     note(
-        f"{len(rows)} ongoing reassignment(s)"
+        f"{len(rows) - len(dir_rows)} ongoing reassignment(s), {len(dir_rows)} log-dir move(s)"
         + (f"; throttles: {'; '.join(rates)}" if rates else "; no broker throttle set")
         + (f"; broker(s) {', '.join(map(str, silent))} did not answer DescribeLogDirs"
            if silent else "")
