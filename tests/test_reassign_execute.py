@@ -526,3 +526,53 @@ def test_execute_removes_only_the_broker_rates_it_set(
     assert cluster.configs("broker", "3", RATES) == {RATES[0]: "12345678"}
     assert cluster.configs("broker", "1", RATES) == cluster.configs("broker", "2", RATES) == {}
     assert cluster.configs("topic", name, REPLICAS) == {}
+
+
+def test_cancel_stops_a_log_dir_copy_started_by_kafkas_tool(
+    cluster: Cluster,
+    tmp_path: Path,
+    cleanup: list[str],
+    kafka_tool: Callable[..., Any],
+) -> None:
+    """kafka-reassign-partitions.sh moves a replica between broker 1's log dirs under its
+    --replica-alter-log-dirs-throttle; `cancel --file` lists the copy (kind log-dir), and with
+    --execute sends the replica back to its dir: the future log is dropped, the rate removed."""
+    dirs1 = _dirs_of(cluster, 1)
+    if len(dirs1) < 2:
+        pytest.skip("the brokers have one log dir each")
+    name = cluster.create([[1]])
+    cleanup.append(name)
+    cluster.produce(name, {0: 3000})
+    here = _where(cluster, name)[(0, 1)][0][0]
+    there = next(d for d in dirs1 if d != here)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": name, "partition": 0, "replicas": [1], "log_dirs": [there]},
+    ]}))  # fmt: skip
+    kafka_tool(
+        "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+        "--bootstrap-server", cluster.bootstrap, "--execute",
+        "--reassignment-json-file", str(plan), "--replica-alter-log-dirs-throttle", "100000",
+    )  # fmt: skip
+    wait_for(
+        lambda: (there, True) in _where(cluster, name).get((0, 1), []),
+        "the future log in the other dir",
+        30,
+    )
+    assert cluster.configs("broker", "1", (DIR_RATE,)) == {DIR_RATE: "100000"}
+    r = cluster.kctl("partitions", "reassign", "cancel", "-f", str(plan), "-o", "json")
+    assert r.code == 0 and "1 log-dir move(s) to cancel" in r.stderr, r
+    rows = json.loads(r.stdout)
+    assert [(x["kind"], x["broker"], x["log_dir"]) for x in rows] == [("log-dir", 1, there)]
+    assert (there, True) in _where(cluster, name)[(0, 1)]  # the dry run changed nothing
+
+    r = cluster.kctl("partitions", "reassign", "cancel", "-f", str(plan), "--execute", "-o", "json")
+    assert r.code == 0, r
+    assert [(x["broker"], x["status"]) for x in json.loads(r.stdout)] == [(1, "accepted")]
+    wait_for(
+        lambda: _where(cluster, name).get((0, 1)) == [(here, False)],
+        "the replica alone in its old dir, no future log",
+        30,
+    )
+    assert cluster.no_throttle_left(name)
+    assert cluster.count(name) == 3000

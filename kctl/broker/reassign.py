@@ -407,7 +407,7 @@ def replica_sizes_with(
     return sizes_of(found), silent
 
 
-def _by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[str, list[int]]:
+def by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for t, p in sorted(tps):
         out.setdefault(t, []).append(p)
@@ -464,17 +464,24 @@ def dir_states_with(
 
 
 def cancel_dir_moves_with(client: Any, dirs: dict[DirKey, str]) -> list[DirKey]:
-    """Stop the copies of ``dirs``' replicas into their log dirs: each replica being copied is
-    sent back to the log dir it is in (the broker drops the future log), as
-    kafka-reassign-partitions.sh --cancel does; the replicas stopped."""
-    back = {
-        key: places[False][0]
-        for key, places in _dir_places(client, dirs).items()
-        if key in dirs and True in places and False in places
-    }
-    if back:
-        alter_dirs_with(client, back)
-    return sorted(back)
+    """Stop the copies of ``dirs``' replicas into their log dirs (:func:`stop_dir_moves_with`);
+    the replicas stopped."""
+    found = _dir_places(client, dirs)
+    keys = sorted(k for k, at in found.items() if k in dirs and True in at and False in at)
+    back = [
+        {"topic": k[0], "partition": k[1], "broker": k[2], "from_dir": found[k][False][0]}
+        for k in keys
+    ]
+    stop_dir_moves_with(client, back)
+    return keys
+
+
+def stop_dir_moves_with(client: Any, moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stop copies between log dirs (rows of :func:`dir_moves_of`): each replica is sent back
+    to the dir it is in (``from_dir``), so the broker drops its future log, as
+    kafka-reassign-partitions.sh --cancel does; the broker's answer per replica."""
+    back = {(r["topic"], r["partition"], r["broker"]): r["from_dir"] for r in moves}
+    return alter_dirs_with(client, back) if back else []
 
 
 def alter_dirs_with(client: Any, moves: dict[DirKey, str]) -> list[dict[str, Any]]:
@@ -566,7 +573,7 @@ class WaveRun:
         self.start_state = dict(self.states)
         self.original = self._from()
         moving = [tp for tp, s in self.states.items() if s in (waves.PENDING, waves.IN_FLIGHT)]
-        sizes, _ = replica_sizes_with(client, _by_topic_list(moving))
+        sizes, _ = replica_sizes_with(client, by_topic_list(moving))
         self.sizes = progress.partition_sizes(sizes)
         # What a move copies is counted against the replicas it started from (the cluster's
         # replicas when this run began; for a move already in flight, the ones being removed
@@ -596,7 +603,7 @@ class WaveRun:
             if t in view.topics
             for p in view.topics[t].partitions
         }
-        rows = ongoing_with(self.client, _by_topic_list(set(self.plan)), self.timeout)
+        rows = ongoing_with(self.client, by_topic_list(set(self.plan)), self.timeout)
         self.running = {
             (r["topic"], r["partition"]): r
             for r in rows
@@ -703,7 +710,7 @@ class WaveRun:
 
         now = time.monotonic()
         flying = sorted(self.running)
-        sizes, _ = replica_sizes_with(self.client, _by_topic_list(flying)) if flying else ({}, [])
+        sizes, _ = replica_sizes_with(self.client, by_topic_list(flying)) if flying else ({}, [])
         copied = 0
         for tp in flying:
             adding = list(self.running[tp]["adding_replicas"])

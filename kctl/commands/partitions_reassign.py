@@ -493,29 +493,52 @@ def cancel(
 ) -> None:
     """Cancel ongoing reassignments: the partitions go back to their original replicas, and the
     replication throttle is removed from the brokers and the cancelled topics (as
-    kafka-reassign-partitions.sh --cancel) unless --preserve-throttles."""
-    from kctl.broker import reassign
+    kafka-reassign-partitions.sh --cancel) unless --preserve-throttles. Copies between a
+    broker's log dirs stop too (the plan's log_dirs entries; with --all every one): the replica
+    is sent back to the dir it is in and the broker drops the future log."""
+    from kctl.broker import kafka_python, reassign
     from kctl.errors import UsageError
-    from kctl.replicas.plan import in_plan, read_plan
+    from kctl.replicas.plan import in_plan, read_plan_with_dirs
 
     if (file is None) == (not all_):
         raise UsageError("choose one of --file and --all")
-    plan = None if file is None else read_plan(file)  # checked before anything is asked
+    # checked before anything is asked
+    plan, dirs = (None, {}) if file is None else read_plan_with_dirs(file)
     conn = connection(ctx)
     reassign.check_alter_supported(conn, "cancelling reassignments")
     running = reassign.ongoing(conn)
     chosen = in_plan(running, plan)
-    if not execute or not chosen:
-        emit(Output(chosen, cols(*ONGOING_COLUMNS)), output_view(ctx))
+    copies: list[dict[str, Any]] = []
+    if file is None or dirs:
+        with kafka_python.admin_client(conn) as client:
+            parts = None if file is None else reassign.by_topic_list({(t, p) for t, p, _ in dirs})
+            by_broker, _silent = reassign.log_dirs_by_broker(client, parts)
+        copies = [
+            r
+            for r in reassign.dir_moves_of(by_broker)
+            if file is None or (r["topic"], r["partition"], r["broker"]) in dirs
+        ]
+    if not execute or not (chosen or copies):
+        rows = [{**r, "kind": "replicas", "log_dir": None} for r in chosen] + copies
+        emit(Output(rows, cols(*ONGOING_COLUMNS[:2], "kind", *ONGOING_COLUMNS[2:], "log_dir")),
+             output_view(ctx))  # fmt: skip
         note(
-            f"{len(chosen)} ongoing reassignment(s) to cancel"
-            + ("; nothing changed (add --execute to cancel)" if chosen else "")
+            f"{len(chosen)} ongoing reassignment(s)"
+            + (f" and {len(copies)} log-dir move(s)" if copies else "")
+            + " to cancel"
+            + ("; nothing changed (add --execute to cancel)" if chosen or copies else "")
         )
         return
-    target: dict[tuple[str, int], list[int] | None] = {
-        (r["topic"], r["partition"]): None for r in chosen
-    }
-    emit_results(ctx, reassign.alter(conn, target, "cancelling reassignments"), RESULT_COLUMNS)
+    results: list[dict[str, Any]] = []
+    if chosen:
+        target: dict[tuple[str, int], list[int] | None] = {
+            (r["topic"], r["partition"]): None for r in chosen
+        }
+        results += reassign.alter(conn, target, "cancelling reassignments")
+    if copies:
+        with kafka_python.admin_client(conn) as client:
+            results += reassign.stop_dir_moves_with(client, copies)
+    emit_results(ctx, results, (*RESULT_COLUMNS[:2], "broker", *RESULT_COLUMNS[2:]))
     if not preserve_throttles:
         from kctl.broker.client import Admin
 
