@@ -483,6 +483,7 @@ def test_dir_throttle_holds_a_log_dir_move_and_ctrl_c_cancels_it(
         ), row  # fmt: skip
         assert row["bytes_total"] > 3_000_000 and 0 <= row["bytes_copied"] < row["bytes_total"]
         assert row["throttled"] is True
+        assert row["age"] != "unknown" and row["first_seen"], row  # kctl submitted it
         assert "1 log-dir move(s)" in r.stderr, r.stderr
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)

@@ -5,6 +5,7 @@ IncrementalAlterConfigs. Proposals and plan JSON are pure (:mod:`kctl.replicas.a
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kctl.broker import kafka_python
@@ -589,6 +590,8 @@ class WaveRun:
         self.wave = 0  # 1-based number of the wave in flight (0: none yet)
         self.lost_since: dict[tuple[str, int], float] = {}
         self.dirs = dict(dirs or {})
+        # called with the broker's answers each time log-dir moves are submitted
+        self.on_dirs_submitted: Callable[[list[dict[str, Any]]], None] | None = None
         self.touched.update(b for tp, reps in plan.items() for b in (*reps, *self.original[tp]))
         self.touched.update(b for _t, _p, b in self.dirs)
 
@@ -831,6 +834,8 @@ class WaveRun:
             return []
         self._throttle_dirs()
         rows = alter_dirs_with(self.client, todo)
+        if self.on_dirs_submitted is not None:
+            self.on_dirs_submitted(rows)
         failed = [r for r in rows if r["status"] == "failed"]
         if failed:
             f = failed[0]

@@ -138,6 +138,7 @@ def run_waves(
     answers: list[dict[str, Any]] = []
     with kafka_python.admin_client(conn) as client:
         run = WaveRun(admin, client, plan, **options)
+        run.on_dirs_submitted = lambda rows: note_dirs_submitted(admin, rows)
         dirs_left = 0
         if run.dirs:
             states, _ = dir_states_with(client, run.dirs)
@@ -305,6 +306,10 @@ def _key(cluster: str, topic: str, partition: int, target: list[int]) -> str:
     return f"{cluster}|{topic}|{partition}|{','.join(map(str, sorted(target)))}"
 
 
+def _dir_key(cluster: str, topic: str, partition: int, broker: int, log_dir: str) -> str:
+    return f"{_key(cluster, topic, partition, [broker])}|{log_dir}"
+
+
 def _cluster_id(admin: Any) -> str:
     try:
         return str(admin.metadata().cluster_id or "")
@@ -323,9 +328,11 @@ def first_seen(admin: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         target = [b for b in r["replicas"] if b not in r["removing_replicas"]]
-        key = _key(cluster, r["topic"], r["partition"], target)
-        if r.get("kind") == "log-dir":
-            key += f"|{r['log_dir']}"
+        key = (
+            _dir_key(cluster, r["topic"], r["partition"], r["broker"], r["log_dir"])
+            if r.get("kind") == "log-dir"
+            else _key(cluster, r["topic"], r["partition"], target)
+        )
         seen = data.get(key)
         keep[key] = seen if seen is not None else now
         out.append(
@@ -340,6 +347,22 @@ def first_seen(admin: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         )
     _save(keep)
     return out
+
+
+def note_dirs_submitted(admin: Any, rows: list[dict[str, Any]], log_dir: str | None = None) -> None:
+    """Note now as the start of the copies between log dirs that kctl submitted (the accepted
+    rows of AlterReplicaLogDirs answers: topic, partition, broker and ``log_dir`` or the one
+    given), for status's age."""
+    accepted = [r for r in rows if r.get("status") == "accepted"]
+    if not accepted:
+        return
+    cluster = _cluster_id(admin)
+    data = _load()
+    now = time.time()
+    for r in accepted:
+        d = r.get("log_dir") or log_dir
+        data.setdefault(_dir_key(cluster, r["topic"], r["partition"], r["broker"], str(d)), now)
+    _save(data)
 
 
 def note_submitted(admin: Any, plan: Any, tps: list[tuple[str, int]]) -> None:

@@ -127,5 +127,12 @@ def move_dir(
         emit(Output(plan, plan_cols), output_view(ctx))
         note("nothing to move")
         return
+    from kctl.broker.client import Admin
+    from kctl.commands._reassign_run import note_dirs_submitted
+
+    note_dirs_submitted(Admin(conn), results, to_dir)
     emit_results(ctx, results, ("topic", "partition:>", "broker:>", "status", "error"))
-    note("moving; 'kctl cluster log-dirs' shows the future replica until the move completes")
+    note(
+        "moving; 'kctl cluster log-dirs' shows the future replica and 'kctl partitions reassign "
+        "status' the copy until the move completes"
+    )
