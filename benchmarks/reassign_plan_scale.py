@@ -5,8 +5,10 @@ round-robin) and balance disk (tolerance 10%). Each case runs in its own process
 is that process's VmHWM): the snapshot is built in memory in the kctl-cluster-snapshot document
 shape, read with ClusterSnapshot.from_dict (what --from-snapshot does after parsing the JSON),
 turned into the planner's layout and planned; each phase is timed. The moved bytes are set
-against the lower bound of the goal (decommission: the bytes on the removed brokers; scale out
-and balance: the bytes that must leave the brokers above the band, or reach those below it).
+against the lower bound of the goal (decommission: the bytes on the removed brokers; scale out:
+the bytes of the smallest replicas that many moves could take, and ``even_bytes``, what must
+move for the bytes per broker to be within the band too; balance disk: the bytes that must
+leave the brokers above the band, or reach those below it).
 
     .venv/bin/python benchmarks/reassign_plan_scale.py                  # 10k, 100k (100 brokers)
     .venv/bin/python benchmarks/reassign_plan_scale.py --sizes 10k,100k,1m --json out.json
@@ -143,6 +145,11 @@ def worker(scale: str, goal_name: str) -> dict:
         "lower_bound_replicas": lb.get("replicas"),
         "lower_bound_bytes": lb.get("bytes"),
         "moved_over_bound": round(rep["moved_bytes"] / lb["bytes"], 3) if lb.get("bytes") else None,
+        # count goals: the bytes that must move for the bytes per broker to be even as well
+        "even_bytes": lb.get("even_bytes"),
+        "moved_over_even": round(rep["moved_bytes"] / lb["even_bytes"], 3)
+        if lb.get("even_bytes")
+        else None,
         "within_tolerance": rep["within_tolerance"],
         "leader_changes": rep["leader_changes"],
         "plan_partitions": len(plan_doc["partitions"]),

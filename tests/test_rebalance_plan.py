@@ -104,6 +104,43 @@ def test_add_brokers_take_their_share_within_tolerance():
     assert max(leaders.values()) - min(leaders.values()) <= 3, leaders
 
 
+def bytes_per_broker(lay: Layout, replicas: list[list[int]]) -> Counter[int]:
+    out: Counter[int] = Counter()
+    for i, reps in enumerate(replicas):
+        for b in reps:
+            out[b] += lay.sizes[i]
+    return out
+
+
+def test_add_brokers_take_their_share_of_bytes_with_their_share_of_replicas():
+    """Counts are the goal, and the replicas that move are of typical size, not the smallest:
+    the new brokers end near the mean bytes, within the old brokers' range, and the bytes
+    moved are about what even bytes need (not the smallest replicas' bytes)."""
+    rnd = random.Random(11)
+    sizes = [int(rnd.lognormvariate(16, 1.3)) for _ in range(600)]
+    lay = racked(
+        round_robin([1, 2, 3, 4, 5, 6], 600, 3, sizes), {b: f"r{b % 3}" for b in range(1, 7)}
+    )
+    goal = Goal(add={7: "r1", 8: "r2", 9: "r0"}, tolerance=0.10)
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    counts = Counter(b for reps in result.replicas for b in reps)
+    assert result.within_tolerance and all(180 <= counts[b] <= 220 for b in range(1, 10)), counts
+    assert result.moved_replicas == counts[7] + counts[8] + counts[9]  # none between old ones
+    after = bytes_per_broker(lay, result.replicas)
+    mean = sum(after.values()) / 9
+    old = [after[b] for b in range(1, 7)]
+    assert all(0.85 * mean <= after[b] <= max(old) for b in (7, 8, 9)), (after, mean)
+    lb = result.lower_bound
+    assert lb["replicas"] <= result.moved_replicas and lb["bytes"] < result.moved_bytes
+    assert lb["even_bytes"] * 0.8 <= result.moved_bytes <= lb["even_bytes"] * 1.3, (lb, result)
+    # the smallest first, as before, under a byte budget
+    small = plan(lay, Goal(add={7: "r1", 8: "r2", 9: "r0"}, max_bytes=10**15))
+    assert small.moved_replicas == result.moved_replicas
+    assert small.moved_bytes <= 1.2 * small.lower_bound["bytes"] < result.moved_bytes
+    assert "even_bytes" not in small.lower_bound
+
+
 def test_add_broker_not_in_the_snapshot_with_its_rack():
     lay = racked(round_robin([1, 2, 3], 30, 3), {1: "a", 2: "b", 3: "c"})
     goal = Goal(add={4: "a", 5: "b", 6: "c"})

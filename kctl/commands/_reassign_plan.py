@@ -209,8 +209,11 @@ def summary(rep: dict[str, Any]) -> list[str]:
         parts = []
         if "replicas" in lb:
             parts.append(f"{lb['replicas']} replica(s)")
-        parts.append(_bytes(lb["bytes"]))
-        lines.append("lower bound for this goal: " + ", ".join(parts))
+        parts.append(_bytes(lb["bytes"]) + (" (the smallest)" if "even_bytes" in lb else ""))
+        line = "lower bound for this goal: " + ", ".join(parts)
+        if "even_bytes" in lb:  # a count goal moves replicas of typical size: bytes end even
+            line += f"; for even bytes per broker {_bytes(lb['even_bytes'])}"
+        lines.append(line)
     sp = rep["spread"]
     lines.append(
         "spread (max - min) before -> after: "

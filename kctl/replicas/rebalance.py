@@ -19,8 +19,11 @@ The algorithm, in four passes (docs/partitions.md, "How the planner works"):
 2. **Balance** (greedy): while a broker is above the tolerance band of the mean (replica count,
    or bytes with ``--balance disk``), or one is below it, move one replica from the most loaded
    broker to one of the least loaded ones that can take it (rack-safe), choosing the replica
-   that does the most good for its bytes: the smallest one for counts; for bytes the largest
-   one that does not overshoot the mean. Each move lowers the sum of squared loads, so it ends;
+   that does the most good for its bytes: for counts the one closest in size to the bytes per
+   replica the destination still lacks (and the source has in excess) against the mean bytes,
+   so the bytes end even too (a new broker gets its share of bytes with its share of
+   replicas), or the smallest under ``--max-bytes``; for bytes the largest one that does not
+   overshoot the mean. Each move lowers the sum of squared loads, so it ends;
    heaps with lazy deletion keep it O(moves x log brokers) plus a bounded scan of the source's
    replicas (sorted once by size).
 3. **Preferred leaders** (no data moves): a partition keeps its first replica where it still
@@ -39,7 +42,7 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,6 +225,10 @@ class _Planner:
         self.bytes = 0
         self.budget_reached = False
         self.unfinished = 0
+        # Bytes per eligible broker while counts are balanced (None: not tracked).
+        self.bload: dict[int, float] | None = None
+        self.cmean = self.bmean = 0.0
+        self.clo = self.chi = 0
 
     def weight(self, i: int) -> int:
         return self.size[i] if self.metric == "disk" else 1
@@ -340,6 +347,15 @@ class _Planner:
         total = sum(self.load.values())
         mean = total / len(self.eligible)
         lo, hi = _band(mean, self.goal.tolerance, metric != "disk")
+        if metric != "disk" and self.goal.max_bytes is None and any(self.size):
+            bload: dict[int, float] = {b: 0 for b in self.eligible}
+            for i, reps in enumerate(self.new):
+                for b in reps:
+                    if b in bload:
+                        bload[b] += self.size[i]
+            self.bload = bload
+            self.cmean, self.bmean = mean, sum(bload.values()) / len(self.eligible)
+            self.clo, self.chi = math.ceil(lo), math.floor(hi)
         on: dict[int, list[tuple[int, int]]] | None = None
         stuck: set[int] = set()
         while True:
@@ -397,7 +413,11 @@ class _Planner:
             if self.metric != "disk":
                 if gap < 2:
                     break
-                cands: Iterable[int] = range(min(len(mine), 4096))  # the smallest bytes first
+                cands: Iterable[int] = (
+                    range(min(len(mine), 4096))  # the smallest bytes first
+                    if self.bload is None
+                    else _closest(mine, self.size_target(src, dst), 4096)
+                )
             else:
                 if gap <= 0:
                     break
@@ -413,6 +433,18 @@ class _Planner:
                 self.apply(i, src, dst, on)
                 return True
         return False
+
+    def size_target(self, src: int, dst: int) -> float:
+        """The size of replica whose move from ``src`` to ``dst`` keeps bytes even while counts
+        are balanced: the bytes ``dst`` lacks against the mean per replica it still lacks,
+        capped by what ``src`` has in excess per replica in excess; 0 (the smallest) when either
+        side has no bytes to give or take."""
+        assert self.bload is not None
+        need_b, need_c = self.bmean - self.bload[dst], self.clo - self.load[dst]
+        over_b, over_c = self.bload[src] - self.bmean, self.load[src] - self.chi
+        want = need_b / need_c if need_c >= 1 else need_b
+        spare = over_b / over_c if over_c >= 1 else over_b
+        return max(0.0, min(want, spare))
 
     def disk_candidates(
         self, mine: list[tuple[int, int]], src: int, dst: int, gap: float, lo: float, hi: float
@@ -456,6 +488,9 @@ class _Planner:
         mine = on[src]
         del mine[bisect_right(mine, entry) - 1]
         insort(on[dst], entry)
+        if self.bload is not None:
+            self.bload[src] -= self.size[i]
+            self.bload[dst] += self.size[i]
 
     # -- pass 3 ----------------------------------------------------------------------------
 
@@ -720,23 +755,48 @@ class _Planner:
             return {"replicas": required, "bytes": req_bytes}
         if g.add or g.balance in ("replicas", "disk"):
             disk = self.metric == "disk"
-            load: dict[int, float] = {b: 0 for b in self.eligible}
-            for i, reps in enumerate(orig):
-                for b in reps:
-                    if b in load:
-                        load[b] += self.size[i] if disk else 1
-            mean = sum(load.values()) / len(self.eligible)
-            lo, hi = _band(mean, g.tolerance, not disk)
-            excess = sum(max(0.0, v - hi) for v in load.values())
-            deficit = sum(max(0.0, lo - v) for v in load.values())
-            need = max(excess, deficit)
             if disk:
-                return {"bytes": math.ceil(need)}
-            k = math.ceil(need)
+                return {"bytes": self._band_need(True)}
+            k = self._band_need(False)
             # each moved replica is some replica: at least the k smallest replicas' bytes
+            load = set(self.eligible)
             copies = sorted(self.size[i] for i, reps in enumerate(orig) for b in reps if b in load)
-            return {"replicas": k, "bytes": sum(copies[:k])}
+            out = {"replicas": k, "bytes": sum(copies[:k])}
+            if g.max_bytes is None and any(self.size):
+                # what the count balance moves replicas of typical size for: the bytes that
+                # must move for the bytes per broker to be within the band as well
+                out["even_bytes"] = self._band_need(True)
+            return out
         return None
+
+    def _band_need(self, disk: bool) -> int:
+        """What must leave the brokers above the band of the original loads (replica counts,
+        or bytes with ``disk``), or reach those below it: the larger of the two sums."""
+        load: dict[int, float] = {b: 0 for b in self.eligible}
+        for i, reps in enumerate(self.orig):
+            for b in reps:
+                if b in load:
+                    load[b] += self.size[i] if disk else 1
+        mean = sum(load.values()) / len(self.eligible)
+        lo, hi = _band(mean, self.goal.tolerance, not disk)
+        excess = sum(max(0.0, v - hi) for v in load.values())
+        deficit = sum(max(0.0, lo - v) for v in load.values())
+        return math.ceil(max(excess, deficit))
+
+
+def _closest(mine: list[tuple[int, int]], target: float, limit: int) -> Iterator[int]:
+    """Indexes into ``mine`` (sorted by size) from the size nearest ``target`` outwards, at
+    most ``limit``."""
+    right = bisect_left(mine, (target, -1))
+    left = right - 1
+    n = len(mine)
+    for _ in range(min(limit, n)):
+        if right < n and (left < 0 or mine[right][0] - target <= target - mine[left][0]):
+            yield right
+            right += 1
+        else:
+            yield left
+            left -= 1
 
 
 def _on_any(replicas: list[list[int]]) -> set[int]:
