@@ -83,6 +83,12 @@ NEVER_GIVEN = {"--yes", "--execute", "--force", "-y"}
 # Options that make a command run until interrupted: given only with values that are not a
 # valid duration (a hang would be the option's meaning, not a finding).
 LONG_RUNNING = {"--watch", "--follow", "--live", "--serve"}
+# Options kctl writes to: their plausible value is a scratch path, never a fixture (a sampled
+# 'reassign generate --current-file' once reached the write and replaced the segment above with
+# the cluster's assignment).
+OUTPUTS = {"--current-file", "--report", "--out", "--plot", "--record", "--hmac-file",
+           "--snapshot-json"}  # fmt: skip
+OUTPUT_DIR = Path(tempfile.gettempdir()) / "kctl-fuzz-outputs"
 OK_CODES = {0, 1, 2, 3, 130}
 # Modules a fork server must not import (their threads do not survive fork).
 NOT_IN_SERVER = ("confluent_kafka", "kafka", "pyspark", "pyarrow")
@@ -287,6 +293,8 @@ def plausible(p: Param, second: bool = False) -> bytes:
     if p.kind in ("int", "float"):
         return b"2" if second else b"1"
     if _pathish(p):
+        if p.opt in OUTPUTS:
+            return str(OUTPUT_DIR / p.opt.lstrip("-")).encode()
         return str(SEGMENT).encode()
     return b"fuzz-u" if second else b"fuzz-t"
 

@@ -64,8 +64,15 @@ def test_forked_cases_end_as_fresh_processes_do(tmp_path: Path) -> None:
     assert seen["fork"][-2] == (0, b"")  # topics --help
 
 
+def fixtures() -> dict[str, bytes]:
+    """Every file under tests/data, by path: the fuzzer reads them and must never write one."""
+    data = ROOT / "tests" / "data"
+    return {str(f): f.read_bytes() for f in sorted(data.rglob("*")) if f.is_file()}
+
+
 def test_sampled_invocations_keep_the_promise(bootstrap: str, tmp_path: Path) -> None:
     fuzz = fuzz_cli()
+    before = fixtures()
     _, runs = fuzz.plan(
         tmp_path, [bootstrap, fuzz.UNREACHABLE], kctl_timeout="2", n=SAMPLE, seed=SEED
     )
@@ -78,3 +85,6 @@ def test_sampled_invocations_keep_the_promise(bootstrap: str, tmp_path: Path) ->
         for f in found
     ]
     assert not found, f"{len(found)} of {SAMPLE} runs broke the promise:\n" + "\n".join(lines)
+    after = fixtures()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"the sampled runs wrote into tests/data: {changed}"
