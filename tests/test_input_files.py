@@ -93,7 +93,7 @@ NOT_INPUT_FILES = {
 WORDS = ("file", "json", "snapshot", "config", "path", "dir", "inputs", "out", "record", "plot")
 NOT_FILES = {"--kafka-json", "--log-dirs", "--skip-record-metadata", "--plot-groups", "--type",
              "--export", "--num-records", "--output", "--timeout", "--record-size", "--idle-timeout",
-             "--stall-timeout"}  # fmt: skip
+             "--stall-timeout", "--dir-throttle"}  # fmt: skip
 
 
 def file_options() -> set[tuple[str, str]]:

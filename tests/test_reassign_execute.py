@@ -441,6 +441,45 @@ def test_a_plan_with_log_dirs_moves_each_replica_into_its_dir(
     assert cluster.count(name) == 2500
 
 
+def _a_dir_move_plan(
+    cluster: Cluster, tmp_path: Path, cleanup: list[str]
+) -> tuple[str, str, str, Path]:
+    """A topic of one partition on broker 1 with 3 MB (half a minute at 100 kB/s), and a plan
+    moving it to broker 1's other log dir: (topic, its dir, the other dir, the plan file)."""
+    dirs1 = _dirs_of(cluster, 1)
+    if len(dirs1) < 2:
+        pytest.skip("the brokers have one log dir each")
+    name = cluster.create([[1]])
+    cleanup.append(name)
+    cluster.produce(name, {0: 3000})
+    here = _where(cluster, name)[(0, 1)][0][0]
+    there = next(d for d in dirs1 if d != here)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": name, "partition": 0, "replicas": [1], "log_dirs": [there]},
+    ]}))  # fmt: skip
+    return name, here, there, plan
+
+
+def _wait_copying(cluster: Cluster, name: str, there: str) -> None:
+    wait_for(
+        lambda: (there, True) in _where(cluster, name).get((0, 1), []),
+        "the future log in the other dir",
+        30,
+    )
+
+
+def _assert_copy_dropped(cluster: Cluster, name: str, here: str) -> None:
+    """The replica alone in its old dir (no future log), no throttle left, every record."""
+    wait_for(
+        lambda: _where(cluster, name).get((0, 1)) == [(here, False)],
+        "the replica alone in its old dir, no future log",
+        30,
+    )
+    assert cluster.no_throttle_left(name)
+    assert cluster.count(name) == 3000
+
+
 def test_dir_throttle_holds_a_log_dir_move_and_ctrl_c_cancels_it(
     cluster: Cluster, tmp_path: Path, cleanup: list[str]
 ) -> None:
@@ -448,28 +487,13 @@ def test_dir_throttle_holds_a_log_dir_move_and_ctrl_c_cancels_it(
     dirs (read back with DescribeConfigs while the future log is copied); Ctrl-C with --yes
     sends the replica back to the dir it is in, so the broker drops the future log, and the
     rate is removed."""
-    dirs1 = _dirs_of(cluster, 1)
-    if len(dirs1) < 2:
-        pytest.skip("the brokers have one log dir each")
-    name = cluster.create([[1]])
-    cleanup.append(name)
-    cluster.produce(name, {0: 3000})  # 3 MB at 100 kB/s: half a minute
-    here = _where(cluster, name)[(0, 1)][0][0]
-    there = next(d for d in dirs1 if d != here)
-    plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": name, "partition": 0, "replicas": [1], "log_dirs": [there]},
-    ]}))  # fmt: skip
+    name, here, there, plan = _a_dir_move_plan(cluster, tmp_path, cleanup)
     proc = cluster.start(
         "partitions", "reassign", "execute", "-f", str(plan), "--dir-throttle", "100kB",
         "--wait", "--yes", "--interval", "0.2s", "--execute", "-o", "jsonl",
     )  # fmt: skip
     try:
-        wait_for(
-            lambda: (there, True) in _where(cluster, name).get((0, 1), []),
-            "the future log in the other dir",
-            30,
-        )
+        _wait_copying(cluster, name, there)
         assert cluster.configs("broker", "1", (DIR_RATE,)) == {DIR_RATE: "100000"}
         assert cluster.configs("broker", "2", (DIR_RATE,)) == {}  # no move there
         # status lists the copy as a log-dir move, throttled by its broker's rate
@@ -492,13 +516,7 @@ def test_dir_throttle_holds_a_log_dir_move_and_ctrl_c_cancels_it(
             proc.kill()
     assert proc.returncode == 130, (out, err)
     assert "cancelled 1 move(s)" in err, err
-    wait_for(
-        lambda: _where(cluster, name).get((0, 1)) == [(here, False)],
-        "the replica alone in its old dir, no future log",
-        30,
-    )
-    assert cluster.no_throttle_left(name)
-    assert cluster.count(name) == 3000
+    _assert_copy_dropped(cluster, name, here)
 
 
 def test_execute_removes_only_the_broker_rates_it_set(
@@ -538,28 +556,13 @@ def test_cancel_stops_a_log_dir_copy_started_by_kafkas_tool(
     """kafka-reassign-partitions.sh moves a replica between broker 1's log dirs under its
     --replica-alter-log-dirs-throttle; `cancel --file` lists the copy (kind log-dir), and with
     --execute sends the replica back to its dir: the future log is dropped, the rate removed."""
-    dirs1 = _dirs_of(cluster, 1)
-    if len(dirs1) < 2:
-        pytest.skip("the brokers have one log dir each")
-    name = cluster.create([[1]])
-    cleanup.append(name)
-    cluster.produce(name, {0: 3000})
-    here = _where(cluster, name)[(0, 1)][0][0]
-    there = next(d for d in dirs1 if d != here)
-    plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": name, "partition": 0, "replicas": [1], "log_dirs": [there]},
-    ]}))  # fmt: skip
+    name, here, there, plan = _a_dir_move_plan(cluster, tmp_path, cleanup)
     kafka_tool(
         "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
         "--bootstrap-server", cluster.bootstrap, "--execute",
         "--reassignment-json-file", str(plan), "--replica-alter-log-dirs-throttle", "100000",
     )  # fmt: skip
-    wait_for(
-        lambda: (there, True) in _where(cluster, name).get((0, 1), []),
-        "the future log in the other dir",
-        30,
-    )
+    _wait_copying(cluster, name, there)
     assert cluster.configs("broker", "1", (DIR_RATE,)) == {DIR_RATE: "100000"}
     r = cluster.kctl("partitions", "reassign", "cancel", "-f", str(plan), "-o", "json")
     assert r.code == 0 and "1 log-dir move(s) to cancel" in r.stderr, r
@@ -570,10 +573,4 @@ def test_cancel_stops_a_log_dir_copy_started_by_kafkas_tool(
     r = cluster.kctl("partitions", "reassign", "cancel", "-f", str(plan), "--execute", "-o", "json")
     assert r.code == 0, r
     assert [(x["broker"], x["status"]) for x in json.loads(r.stdout)] == [(1, "accepted")]
-    wait_for(
-        lambda: _where(cluster, name).get((0, 1)) == [(here, False)],
-        "the replica alone in its old dir, no future log",
-        30,
-    )
-    assert cluster.no_throttle_left(name)
-    assert cluster.count(name) == 3000
+    _assert_copy_dropped(cluster, name, here)
