@@ -50,7 +50,8 @@ are never given (a fuzzer must not change a shared cluster), ``--follow``, ``--l
 ``--watch`` or ``--serve`` (which run until interrupted) neither, and ``local up``/``local
 fetch`` (which start a cluster or download jars) are skipped. The commands that change a
 cluster without ``--yes`` (MUTATING) run against the unreachable broker only, unless
-``--mutate`` (a scratch cluster).
+``--mutate`` (a scratch cluster). An option kctl writes to (OUTPUTS) is plausibly given a path
+in a scratch directory, never a fixture: the hostile paths are made in the scratch directory.
 """
 
 from __future__ import annotations
