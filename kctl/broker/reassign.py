@@ -408,7 +408,7 @@ def replica_sizes_with(
     return sizes_of(found), silent
 
 
-def by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[str, list[int]]:
+def _by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for t, p in sorted(tps):
         out.setdefault(t, []).append(p)
@@ -464,17 +464,17 @@ def dir_states_with(
     return states, sizes
 
 
-def cancel_dir_moves_with(client: Any, dirs: dict[DirKey, str]) -> list[DirKey]:
-    """Stop the copies of ``dirs``' replicas into their log dirs (:func:`stop_dir_moves_with`);
-    the replicas stopped."""
-    found = _dir_places(client, dirs)
-    keys = sorted(k for k, at in found.items() if k in dirs and True in at and False in at)
-    back = [
-        {"topic": k[0], "partition": k[1], "broker": k[2], "from_dir": found[k][False][0]}
-        for k in keys
+def dir_moves_with(client: Any, dirs: dict[DirKey, str] | None) -> list[dict[str, Any]]:
+    """The copies between log dirs in flight (rows of :func:`dir_moves_of`) of ``dirs``' replicas,
+    or every one with None, that can be stopped (their replica still in a dir of its own)."""
+    parts = None if dirs is None else _by_topic_list({(t, p) for t, p, _b in dirs})
+    by_broker, _silent = log_dirs_by_broker(client, parts)
+    return [
+        r
+        for r in dir_moves_of(by_broker)
+        if r["from_dir"] is not None
+        and (dirs is None or (r["topic"], r["partition"], r["broker"]) in dirs)
     ]
-    stop_dir_moves_with(client, back)
-    return keys
 
 
 def stop_dir_moves_with(client: Any, moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -564,17 +564,13 @@ class WaveRun:
         self.throttled = False  # whether this run set a throttle
         self.dir_throttle = dir_throttle
         self.dirs_throttled = False
-        # The brokers this run set a throttle on, and (after refresh) those the plan names: the
-        # only ones finish() clears, so a rate another tool set on a broker this plan never
-        # touches stays. ``clear_all`` (verify --resume): every broker, as verify does.
-        self.touched: set[int] = set()
         self.clear_all = clear_all
         self.started = time.monotonic()
         self.refresh()
         self.start_state = dict(self.states)
         self.original = self._from()
         moving = [tp for tp, s in self.states.items() if s in (waves.PENDING, waves.IN_FLIGHT)]
-        sizes, _ = replica_sizes_with(client, by_topic_list(moving))
+        sizes, _ = replica_sizes_with(client, _by_topic_list(moving))
         self.sizes = progress.partition_sizes(sizes)
         # What a move copies is counted against the replicas it started from (the cluster's
         # replicas when this run began; for a move already in flight, the ones being removed
@@ -592,8 +588,11 @@ class WaveRun:
         self.dirs = dict(dirs or {})
         # called with the broker's answers each time log-dir moves are submitted
         self.on_dirs_submitted: Callable[[list[dict[str, Any]]], None] | None = None
-        self.touched.update(b for tp, reps in plan.items() for b in (*reps, *self.original[tp]))
-        self.touched.update(b for _t, _p, b in self.dirs)
+        # The only brokers finish() clears (every throttle this run sets is on one of them), so
+        # a rate another tool set on a broker this plan never touches stays. ``clear_all``
+        # (verify --resume): every broker, as verify does.
+        self.plan_brokers = {b for tp, reps in plan.items() for b in (*reps, *self.original[tp])}
+        self.plan_brokers.update(b for _t, _p, b in self.dirs)
 
     # --- the cluster ---------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -606,7 +605,7 @@ class WaveRun:
             if t in view.topics
             for p in view.topics[t].partitions
         }
-        rows = ongoing_with(self.client, by_topic_list(set(self.plan)), self.timeout)
+        rows = ongoing_with(self.client, _by_topic_list(set(self.plan)), self.timeout)
         self.running = {
             (r["topic"], r["partition"]): r
             for r in rows
@@ -641,7 +640,6 @@ class WaveRun:
             else []
         )
         changes = throttle_diff(self.throttles, after)  # type: ignore[arg-type]
-        self.touched.update(int(name) for kind, name, _ in after if kind == "broker")
         apply_throttle_changes(self.admin, changes)
         self.throttles = after  # type: ignore[assignment]
         self.throttled = self.throttled or bool(after)
@@ -652,7 +650,6 @@ class WaveRun:
         if self.dir_throttle is None or self.dirs_throttled or not self.dirs:
             return
         brokers = sorted({b for _t, _p, b in self.dirs})
-        self.touched.update(brokers)
         rate = str(self.dir_throttle)
         apply_throttle_changes(
             self.admin, [("broker", str(b), {DIR_RATE_CONFIG: rate}) for b in brokers]
@@ -669,13 +666,14 @@ class WaveRun:
 
     def finish(self, everywhere: bool = False) -> list[dict[str, Any]]:
         """Remove the throttle: the replica lists of the plan's topics and the rates of the
-        brokers of the plan (its partitions' replicas when the run began and their targets,
-        and any this run throttled); or, with ``everywhere`` or ``clear_all`` (a plan found
-        done, verify --resume: an earlier run's throttles may be anywhere), of every broker, as
-        kafka-reassign-partitions.sh --verify does."""
+        brokers of the plan (its partitions' replicas when the run began, their targets, and
+        the brokers of its log-dir moves: every throttle this run sets is on one); or, with
+        ``everywhere`` or ``clear_all`` (a plan found done, verify --resume: an earlier run's
+        throttles may be anywhere), of every broker, as kafka-reassign-partitions.sh --verify
+        does."""
         self.throttles = []
         every = everywhere or self.clear_all
-        return clear_throttles(self.admin, self.topics, None if every else self.touched)
+        return clear_throttles(self.admin, self.topics, None if every else self.plan_brokers)
 
     def dirs_moving(self) -> bool:
         """Whether a replica of the plan is being copied into its log dir (a future log)."""
@@ -691,8 +689,9 @@ class WaveRun:
         self.refresh()
         flying = sorted(self.running)
         if self.dirs:
-            stopped = cancel_dir_moves_with(self.client, self.dirs)
-            flying = sorted({*flying, *((t, p) for t, p, _b in stopped)})
+            stopped = dir_moves_with(self.client, self.dirs)
+            stop_dir_moves_with(self.client, stopped)
+            flying = sorted({*flying, *((r["topic"], r["partition"]) for r in stopped)})
         if self.running:
             alter_with(
                 self.client, dict.fromkeys(sorted(self.running)), "cancelling reassignments",
@@ -713,7 +712,7 @@ class WaveRun:
 
         now = time.monotonic()
         flying = sorted(self.running)
-        sizes, _ = replica_sizes_with(self.client, by_topic_list(flying)) if flying else ({}, [])
+        sizes, _ = replica_sizes_with(self.client, _by_topic_list(flying)) if flying else ({}, [])
         copied = 0
         for tp in flying:
             adding = list(self.running[tp]["adding_replicas"])

@@ -511,13 +511,7 @@ def cancel(
     copies: list[dict[str, Any]] = []
     if file is None or dirs:
         with kafka_python.admin_client(conn) as client:
-            parts = None if file is None else reassign.by_topic_list({(t, p) for t, p, _ in dirs})
-            by_broker, _silent = reassign.log_dirs_by_broker(client, parts)
-        copies = [
-            r
-            for r in reassign.dir_moves_of(by_broker)
-            if file is None or (r["topic"], r["partition"], r["broker"]) in dirs
-        ]
+            copies = reassign.dir_moves_with(client, None if file is None else dirs)
     if not execute or not (chosen or copies):
         rows = [{**r, "kind": "replicas", "log_dir": None} for r in chosen] + copies
         emit(Output(rows, cols(*ONGOING_COLUMNS[:2], "kind", *ONGOING_COLUMNS[2:], "log_dir")),

@@ -759,8 +759,10 @@ class _Planner:
                 return {"bytes": self._band_need(True)}
             k = self._band_need(False)
             # each moved replica is some replica: at least the k smallest replicas' bytes
-            load = set(self.eligible)
-            copies = sorted(self.size[i] for i, reps in enumerate(orig) for b in reps if b in load)
+            eligible = set(self.eligible)
+            copies = sorted(
+                self.size[i] for i, reps in enumerate(orig) for b in reps if b in eligible
+            )
             out = {"replicas": k, "bytes": sum(copies[:k])}
             if g.max_bytes is None and any(self.size):
                 # what the count balance moves replicas of typical size for: the bytes that
