@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import pytest
-
 from kctl.replicas import plan as P
 
 
@@ -20,8 +18,7 @@ def test_generate_from_a_snapshot_of_the_cluster_equals_the_live_plan(
     kctl, admin, new_topic, tmp_path
 ):
     brokers = _brokers(admin)
-    if len(brokers) < 2:
-        pytest.skip("needs a cluster of two brokers or more")
+    assert len(brokers) >= 2, "the session cluster has three brokers (local up)"
     first = brokers[0]
     name = new_topic(assignment=[[first]] * 6)
     lines = "".join(f"k{i}\t{'v' * 200}\n" for i in range(600))
@@ -58,16 +55,19 @@ def test_generate_from_a_snapshot_of_the_cluster_equals_the_live_plan(
     assert "lower bound for this goal: 6 replica(s)" in r.stderr
 
 
-def test_balance_disks_plan_runs_and_leaves_nothing_to_do(kctl, admin, new_topic, tmp_path):
+def test_balance_disks_plan_runs_and_leaves_nothing_to_do(
+    kctl, admin, new_topic, tmp_path, requires_api
+):
     """A topic whose data sits in one of its broker's log dirs: the --balance-disks plan names
     the other dir for some replicas, 'reassign execute --wait' moves them, and a new plan is
     empty."""
+    requires_api("DescribeLogDirs")
+    requires_api("AlterReplicaLogDirs")
     first = _brokers(admin)[0]
     r = kctl("cluster", "log-dirs", "--broker", str(first), "-o", "json")
     assert r.code == 0, r
     dirs = [d["log_dir"] for d in json.loads(r.stdout) if d["error"] is None]
-    if len(dirs) < 2:
-        pytest.skip("the broker has one log dir")
+    assert len(dirs) >= 2, "the session cluster's brokers have two log dirs each (local up)"
     name = new_topic(assignment=[[first]] * 8)
     r = kctl("cluster", "log-dirs", "--broker", str(first), "--topic", name, "-o", "json")
     where = {p["partition"]: d["log_dir"] for d in json.loads(r.stdout) for p in d["replicas"]}
