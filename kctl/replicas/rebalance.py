@@ -227,7 +227,7 @@ class _Planner:
         self.unfinished = 0
         # Bytes per eligible broker while counts are balanced (None: not tracked).
         self.bload: dict[int, float] | None = None
-        self.cmean = self.bmean = 0.0
+        self.bmean = 0.0
         self.clo = self.chi = 0
 
     def weight(self, i: int) -> int:
@@ -354,7 +354,7 @@ class _Planner:
                     if b in bload:
                         bload[b] += self.size[i]
             self.bload = bload
-            self.cmean, self.bmean = mean, sum(bload.values()) / len(self.eligible)
+            self.bmean = sum(bload.values()) / len(self.eligible)
             self.clo, self.chi = math.ceil(lo), math.floor(hi)
         on: dict[int, list[tuple[int, int]]] | None = None
         stuck: set[int] = set()
