@@ -86,6 +86,71 @@ def test_decommission_moves_exactly_the_replicas_on_the_removed_brokers():
     assert row["replicas_after"] == 0 and row["state"] == "removed"
 
 
+def _max_flow_fits(choices: list[list[int]], room: dict[int, int]) -> bool:
+    """Whether every item can go to one of its ``choices`` with at most ``room[b]`` items on
+    broker ``b`` (a bipartite b-matching, by augmenting paths)."""
+    owner: dict[int, list[int]] = {b: [] for b in room}
+
+    def place(k: int, seen: set[int]) -> bool:
+        for b in choices[k]:
+            if b in seen:
+                continue
+            seen.add(b)
+            if len(owner[b]) < room[b]:
+                owner[b].append(k)
+                return True
+            for other in list(owner[b]):
+                if place(other, seen):
+                    owner[b].remove(other)
+                    owner[b].append(k)
+                    return True
+        return False
+
+    return all(place(k, set()) for k in range(len(choices)))
+
+
+def test_decommission_places_the_most_constrained_replicas_first():
+    """A trial's shape: topics placed by Kafka on brokers 1-3 (racks r1-r3; the RF-2 topic's
+    name sorts first), scaled out onto 4 (r1) and 5 (r2), then broker 2 decommissioned. The
+    RF-3 partitions on broker 2 can only go to broker 5 (the only rack-2 broker left), the
+    RF-2 ones to several brokers. Placed in partition order the flexible ones went to broker 5
+    while it was the emptiest and the forced ones piled on after them (the trial: 75/94/69/119
+    where 99 and 114 were possible); placed most constrained first, the fullest broker holds
+    no more replicas than any rack-safe placement of the same moves can give (an exact
+    b-matching)."""
+    racks = {1: "r1", 2: "r2", 3: "r3", 4: "r1", 5: "r2"}
+    for seed in range(4):
+        rnd = random.Random(seed)
+        parts: list[tuple[str, int]] = []
+        reps: list[list[int]] = []
+        for t in ("a-rf2", "b", "c", "d"):
+            rf = 2 if t == "a-rf2" else 3
+            start = rnd.randrange(3)
+            for p in range(12):
+                parts.append((t, p))
+                reps.append([(start + p + k) % 3 + 1 for k in range(rf)])
+        sizes = [rnd.randint(1, 1000) for _ in parts]
+        grown = plan(Layout(parts, reps, sizes, {1: "r1", 2: "r2", 3: "r3"}),
+                     Goal(add={4: "r1", 5: "r2"}))  # fmt: skip
+        lay = Layout(parts, [list(r) for r in grown.replicas], sizes, racks)
+        goal = Goal(remove=[2])
+        result = plan(lay, goal)
+        check_hard(lay, goal, result)
+        counts = Counter(b for r in result.replicas for b in r)
+        # the same moves, to any rack-safe destination: the least possible maximum
+        base = Counter(b for r in lay.replicas for b in r if b != 2)
+        choices = [
+            [b for b in (1, 3, 4, 5) if racks[b] not in {racks[x] for x in r if x != 2}]
+            for r in lay.replicas
+            if 2 in r
+        ]
+        best = next(
+            k for k in range(max(base.values()), 4 * len(parts))
+            if _max_flow_fits(choices, {b: max(0, k - base[b]) for b in (1, 3, 4, 5)})
+        )  # fmt: skip
+        assert max(counts.values()) == best, (seed, dict(counts), best)
+
+
 def test_add_brokers_take_their_share_within_tolerance():
     lay = round_robin([1, 2, 3], 60, 3)  # 60 replicas each
     lay.racks.update({4: None, 5: None})
@@ -110,6 +175,16 @@ def bytes_per_broker(lay: Layout, replicas: list[list[int]]) -> Counter[int]:
         for b in reps:
             out[b] += lay.sizes[i]
     return out
+
+
+def test_scale_out_lower_bound_counts_whole_replicas():
+    """36 partitions x RF 3 on 3 brokers, 2 added: the mean is 21.6 and the 10% band 19.44 to
+    23.76, so each new broker needs 20 whole replicas: the bound is 40 (it said 39, the
+    band's real bottom times two, rounded up once) and the plan moves exactly that."""
+    lay = round_robin([1, 2, 3], 36, 3)
+    result = plan(lay, Goal(add={4: None, 5: None}))
+    assert result.lower_bound is not None and result.lower_bound["replicas"] == 40
+    assert result.moved_replicas == 40
 
 
 def test_add_brokers_take_their_share_of_bytes_with_their_share_of_replicas():
@@ -167,6 +242,52 @@ def test_balance_disk_moves_bytes_toward_the_mean():
     assert result.within_tolerance
     assert result.moved_bytes >= result.lower_bound["bytes"]
     assert result.moved_bytes <= 3 * result.lower_bound["bytes"]
+
+
+def trial_shape(seed: int) -> Layout:
+    """The shape a trial on a real 5-broker cluster found wrecked by --balance disk: mostly
+    empty topics (3 partitions, RF 3) plus four topics with data (RF 2 or 3), nearly balanced."""
+    rnd = random.Random(seed)
+    brokers = [1, 2, 3, 4, 5]
+    parts: list[tuple[str, int]] = []
+    reps: list[list[int]] = []
+    sizes: list[int] = []
+    for t in range(rnd.randint(20, 40)):
+        for p in range(3):
+            parts.append((f"empty-{t}", p))
+            reps.append(rnd.sample(brokers, 3))
+            sizes.append(0)
+    for t in range(4):
+        for p in range(rnd.choice([3, 6, 12])):
+            parts.append((f"data-{t}", p))
+            reps.append(rnd.sample(brokers, rnd.choice([2, 3])))
+            sizes.append(rnd.randint(100_000, 2_000_000))
+    return Layout(parts, reps, sizes, {b: None for b in brokers})
+
+
+@pytest.mark.parametrize("seed", range(0, 300, 2))
+def test_balance_disk_moves_only_replicas_with_bytes_and_keeps_counts_and_leaders(seed: int):
+    """--balance disk --tolerance 5: every replica that moves holds bytes (an empty one cannot
+    change the bytes on a disk: the trial moved 83 of them and sent replica counts from
+    74/65/74/69/75 to 77/73/126/69/12), the byte spread never grows, and no broker's replica
+    count leaves the count band (or goes further out of it); leaders end within their band."""
+    lay = trial_shape(seed)
+    goal = Goal(balance="disk", tolerance=0.05)
+    result = plan(lay, goal)
+    check_hard(lay, goal, result)
+    moved = [i for i, r in enumerate(result.replicas) if set(r) != set(lay.replicas[i])]
+    assert all(lay.sizes[i] > 0 for i in moved), [lay.partitions[i] for i in moved]
+    rep = report(lay, goal, result)
+    assert rep["spread"]["bytes"]["after"] <= rep["spread"]["bytes"]["before"]
+    n = sum(len(r) for r in lay.replicas)
+    lo, hi = _band(n / 5, 0.05, True)
+    lo, hi = math.ceil(lo), math.floor(hi)
+    for b in rep["brokers"]:
+        before, after = b["replicas_before"], b["replicas_after"]
+        assert min(lo, before) <= after <= max(hi, before), (b, lo, hi)
+    leads = [b["leaders_after"] for b in rep["brokers"]]
+    llo, lhi = _band(len(lay.partitions) / 5, 0.05, True)
+    assert all(llo <= x <= lhi for x in leads), leads
 
 
 def test_balance_leaders_only_reorders():
@@ -650,3 +771,20 @@ def test_balance_disks_counts_the_bytes_it_does_not_move():
     assert plan(lay, Goal(balance_disks=True)).dir_moves == {}
     lay.dir_fixed = {(1, "/d2"): 1000}  # but /d2 also holds 1000 bytes of other topics
     assert plan(lay, Goal(balance_disks=True)).dir_moves == {(2, 1): "/d1"}
+
+
+def test_a_plan_outside_the_tolerance_says_so_whatever_its_goal(offline_kctl, tmp_path: Path):
+    """A decommission moves only what it must, so it leaves an imbalance it did not cause
+    (broker 1 holds a replica of every partition): the plan's report says within_tolerance
+    false, and stderr says so too (it said nothing but for the balance and scale-out goals)."""
+    brokers = {1: None, 2: None, 3: None, 4: None}
+    placement = {("orders", p): [1, 2 if p < 8 else 3] for p in range(12)}
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(snapshot_doc(brokers, placement, dict.fromkeys(placement, 10))))
+    r = offline_kctl("partitions", "reassign", "generate", "--from-snapshot", str(path),
+                     "--remove-broker", "2", "-o", "json", "--report", str(tmp_path / "r.json"))  # fmt: skip
+    assert r.code == 0, r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["within_tolerance"] is False
+    assert "kctl: warning: some brokers' replica counts stay outside 10% of the mean" in r.stderr
+    assert "--balance replicas evens the rest" in r.stderr

@@ -236,12 +236,16 @@ def summary(rep: dict[str, Any]) -> list[str]:
             "kctl: warning: some brokers have a rack and some do not: racks were not enforced"
         )
     goal = rep["goal"]
-    if (goal["balance"] in ("replicas", "disk") or goal["add_brokers"]) and not rep[
-        "within_tolerance"
-    ]:
+    if not rep["within_tolerance"]:
+        metric = "bytes" if goal["balance"] == "disk" else "replica counts"
+        why = (
+            "racks, replication factors or partition sizes leave no better move"
+            if goal["balance"] in ("replicas", "disk") or goal["add_brokers"]
+            else "this goal moves only what it must; --balance replicas evens the rest"
+        )
         lines.append(
-            f"kctl: warning: not every broker is within {goal['tolerance_pct']:g}% of the mean "
-            "(racks, replication factors or partition sizes leave no better move)"
+            f"kctl: warning: some brokers' {metric} stay outside {goal['tolerance_pct']:g}% "
+            f"of the mean ({why})"
         )
     return lines
 

@@ -229,6 +229,10 @@ class _Planner:
         self.bload: dict[int, float] | None = None
         self.bmean = 0.0
         self.clo = self.chi = 0
+        # Replica counts per eligible broker while bytes are balanced (None: not tracked), and
+        # the band of counts a disk move may not leave (or, outside it, go further from).
+        self.count: dict[int, int] | None = None
+        self.count_lo = self.count_hi = 0
 
     def weight(self, i: int) -> int:
         return self.size[i] if self.metric == "disk" else 1
@@ -256,6 +260,13 @@ class _Planner:
         order: Iterable[int] = range(len(self.new))
         if g.max_moves is not None or g.max_bytes is not None:
             order = sorted(order, key=lambda i: (self.size[i], i))  # most moves per byte first
+        else:
+            # The most constrained first: a replica with one place to go (the only broker left
+            # on its rack) is placed before those that may go to several, which then avoid the
+            # brokers the forced ones fill (in partition order, a decommission left 75/94/69/119
+            # replicas where 99 and 114 were the fullest possible).
+            options = self.options()
+            order = sorted(order, key=lambda i: (options[i], i))
         for i in order:
             reps = self.new[i]
             if not reps:  # a partition the metadata gave no replicas (an error): left alone
@@ -322,6 +333,30 @@ class _Planner:
             self.moves += added
             self.bytes += added * self.size[i]
 
+    def options(self) -> list[int]:
+        """Per partition, how many brokers could take a new replica of it: the eligible brokers
+        on racks its staying replicas do not use (where racks are enforced), else those not
+        holding it; ``len(eligible) + 1`` when it needs no new replica. An estimate for the
+        order of placement (pass 1), not a constraint."""
+        per_rack: dict[str | None, int] = {}
+        for b in self.eligible:
+            per_rack[self.rack[b]] = per_rack.get(self.rack[b], 0) + 1
+        n = len(self.eligible)
+        out = [n + 1] * len(self.new)
+        g = self.goal
+        for i, reps in enumerate(self.new):
+            rf = g.replication_factor or len(reps)
+            staying = list(dict.fromkeys(b for b in reps if b in self.ok))
+            if not reps or len(staying) >= rf:
+                continue
+            if self.constrained(i, rf):
+                used = {self.rack[b] for b in staying}
+                free = sum(k for r, k in per_rack.items() if r not in used)
+                out[i] = free if free > 0 else n - len(staying)
+            else:
+                out[i] = n - len(staying)
+        return out
+
     def pick(self, i: int, placed: list[int], rf: int) -> int | None:
         """The least-loaded eligible broker for one more replica of partition ``i``: on a rack
         ``placed`` does not use where the racks allow."""
@@ -356,6 +391,15 @@ class _Planner:
             self.bload = bload
             self.bmean = sum(bload.values()) / len(self.eligible)
             self.clo, self.chi = math.ceil(lo), math.floor(hi)
+        if metric == "disk":
+            count: dict[int, int] = {b: 0 for b in self.eligible}
+            for reps in self.new:
+                for b in reps:
+                    if b in count:
+                        count[b] += 1
+            self.count = count
+            c_lo, c_hi = _band(sum(count.values()) / len(count), self.goal.tolerance, True)
+            self.count_lo, self.count_hi = math.ceil(c_lo), math.floor(c_hi)
         on: dict[int, list[tuple[int, int]]] | None = None
         stuck: set[int] = set()
         while True:
@@ -421,7 +465,11 @@ class _Planner:
             else:
                 if gap <= 0:
                     break
-                cands = self.disk_candidates(mine, src, dst, gap, lo, hi)
+                if self.load[src] <= hi and self.load[dst] >= lo:
+                    continue  # both in the band: moving between them is no part of the goal
+                if self.disk_move(src, dst, on, gap, lo, hi):
+                    return True
+                continue
             for k in cands:
                 _size, i = mine[k]
                 if not self.fits(i, src, dst):
@@ -446,16 +494,24 @@ class _Planner:
         spare = over_b / over_c if over_c >= 1 else over_b
         return max(0.0, min(want, spare))
 
+    def _need_cap(
+        self, src: int, dst: int, gap: float, lo: float, hi: float
+    ) -> tuple[float, float]:
+        """The bytes that must pass from ``src`` to ``dst`` to bring the one outside the band
+        into it (``need``), and the most that may pass without pushing the other out of it or
+        past the middle of the pair (``cap``)."""
+        ls, ld = self.load[src], self.load[dst]
+        need, cap = (ls - hi, hi - ld) if ls > hi else (lo - ld, ls - lo)
+        return max(need, 1.0), (min(cap, gap) if cap > 0 else gap / 2)
+
     def disk_candidates(
-        self, mine: list[tuple[int, int]], src: int, dst: int, gap: float, lo: float, hi: float
-    ) -> Iterable[int]:
+        self, mine: list[tuple[int, int]], need: float, cap: float, gap: float
+    ) -> Iterator[int]:
         """Indexes into ``mine`` (src's replicas by size) in the order they are worth trying:
         the smallest replica that alone brings the broker into the band without pushing the
         other out of it (fewest bytes); then the largest smaller ones (every byte of them is
-        needed); then any other that still evens the pair out (less than the gap)."""
-        ls, ld = self.load[src], self.load[dst]
-        need, cap = (ls - hi, hi - ld) if ls > hi else (lo - ld, ls - lo)
-        cap = min(cap, gap) if cap > 0 else gap / 2
+        needed); then any other that still evens the pair out (less than the gap). An empty
+        replica never: moving it changes no bytes (and would only upset the counts)."""
         k0 = bisect_left(mine, (need, -1))
         n = len(mine)
         for k in range(k0, min(n, k0 + 256)):
@@ -475,6 +531,95 @@ class _Planner:
             if size > cap:
                 yield k
 
+    def count_allows(self, src: int, dst: int) -> bool:
+        """Whether one replica may pass from ``src`` to ``dst`` without taking either count out
+        of its band, or further out of it than it is."""
+        assert self.count is not None
+        cs, cd = self.count[src], self.count[dst]
+        return cd + 1 <= self.count_hi and cs - 1 >= self.count_lo
+
+    def disk_move(
+        self,
+        src: int,
+        dst: int,
+        on: dict[int, list[tuple[int, int]]],
+        gap: float,
+        lo: float,
+        hi: float,
+    ) -> bool:
+        """One step of the disk goal from ``src`` to ``dst``: a replica that lowers the spread
+        of bytes (0 < size < gap), or, where the replica counts forbid a single move, a swap
+        with a smaller non-empty replica of ``dst`` (the net bytes between 0 and the gap);
+        whether one was made. Either way the sum of squared loads falls, so the pass ends."""
+        need, cap = self._need_cap(src, dst, gap, lo, hi)
+        mine, theirs = on[src], on[dst]
+        single = self.count_allows(src, dst)
+        best: tuple[float, int, int] | None = None  # (bytes moved, i, j) of the best swap
+        for k in self.disk_candidates(mine, need, cap, gap):
+            a, i = mine[k]
+            if not self.fits(i, src, dst):
+                continue
+            if single:
+                dm, db = self.cost(i, src, dst)
+                if not self.affordable(max(dm, 0), max(db, 0)):
+                    self.budget_reached = True
+                    continue
+                self.apply(i, src, dst, on)
+                return True
+            if best is not None and a >= best[0]:
+                continue
+            j = self._swap_partner(i, a, theirs, src, dst, need, cap, gap)
+            if j is not None and (best is None or a + self.size[j] < best[0]):
+                best = (a + self.size[j], i, j)
+        if best is None:
+            return False
+        _, i, j = best
+        dm1, db1 = self.cost(i, src, dst)
+        dm2, db2 = self.cost(j, dst, src)
+        if not self.affordable(max(dm1, 0) + max(dm2, 0), max(db1, 0) + max(db2, 0)):
+            self.budget_reached = True
+            return False
+        self.apply(i, src, dst, on)
+        self.apply(j, dst, src, on)
+        return True
+
+    def _swap_partner(
+        self,
+        i: int,
+        a: int,
+        theirs: list[tuple[int, int]],
+        src: int,
+        dst: int,
+        need: float,
+        cap: float,
+        gap: float,
+    ) -> int | None:
+        """A non-empty replica of ``dst`` to send back to ``src`` for partition ``i`` (``a``
+        bytes): the net bytes ``a - b`` within [need, cap] where one fits, the smallest such
+        ``b`` (fewest bytes copied); else any ``b`` with ``0 < a - b < gap``, the net nearest
+        ``need``. Bounded scans of ``theirs`` (dst's replicas by size)."""
+        lo_b, hi_b = max(1.0, a - cap), a - need
+        k = bisect_left(theirs, (lo_b, -1))
+        for _ in range(256):
+            if k >= len(theirs) or theirs[k][0] > hi_b:
+                break
+            b, j = theirs[k]
+            k += 1
+            if j != i and src not in self.new[j] and self.fits(j, dst, src):
+                return j
+        # no net within the band: the one nearest need from below (still lowers the spread)
+        k = bisect_left(theirs, (max(1.0, a - need), -1))
+        for _ in range(256):
+            if k >= len(theirs):
+                break
+            b, j = theirs[k]
+            k += 1
+            if b >= a:
+                break
+            if a - b < gap and j != i and src not in self.new[j] and self.fits(j, dst, src):
+                return j
+        return None
+
     def apply(self, i: int, src: int, dst: int, on: dict[int, list[tuple[int, int]]]) -> None:
         dm, db = self.cost(i, src, dst)
         self.moves += dm
@@ -491,6 +636,9 @@ class _Planner:
         if self.bload is not None:
             self.bload[src] -= self.size[i]
             self.bload[dst] += self.size[i]
+        if self.count is not None:
+            self.count[src] -= 1
+            self.count[dst] += 1
 
     # -- pass 3 ----------------------------------------------------------------------------
 
@@ -781,6 +929,8 @@ class _Planner:
                     load[b] += self.size[i] if disk else 1
         mean = sum(load.values()) / len(self.eligible)
         lo, hi = _band(mean, self.goal.tolerance, not disk)
+        if not disk:  # whole replicas: a count is within the band from ceil(lo) to floor(hi)
+            lo, hi = math.ceil(lo), math.floor(hi)
         excess = sum(max(0.0, v - hi) for v in load.values())
         deficit = sum(max(0.0, lo - v) for v in load.values())
         return math.ceil(max(excess, deficit))
