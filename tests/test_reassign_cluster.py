@@ -488,17 +488,30 @@ def test_a_broker_killed_mid_wave_then_verify_resume_finishes_the_plan(grown: Gr
     env = {**g.env, "KCTL_BOOTSTRAP_SERVERS": g.bootstrap}
     args = [sys.executable, "-m", "kctl", "partitions", "reassign", "execute", "--file",
             str(plan_file), "--throttle", "100KB", "--max-concurrent", "2", "--wait",
-            "--stall-timeout", "20s", "--execute"]  # fmt: skip
+            "--stall-timeout", "20s", "--interval", "0.5s", "-o", "jsonl", "--execute"]  # fmt: skip
     run = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         wait_for(lambda: g.ongoing() >= set(plan), "the wave in flight", 60, 0.3)
         assert f"topic {SLOW}" in g.throttles_left(), "no throttle while the wave is in flight"
         g.ok("local", "kill-broker", "2")
+        # status right away, with broker 2 dead (not yet fenced: still in the metadata): the
+        # moves are listed, bytes copied to broker 2 unknown, broker 2 named (it failed for
+        # ~10 s with "KafkaConnectionError: 111 ECONNREFUSED")
+        st = g.kctl("partitions", "reassign", "status", "-o", "json")
+        assert st.code == 0, st
+        rows = {(r["topic"], r["partition"]): r for r in json.loads(st.stdout)}
+        assert set(plan) <= set(rows), rows
+        assert all(rows[tp]["bytes_copied"] is None for tp in plan), rows
+        assert "broker(s) 2 did not answer" in st.stderr, st
         # the executor sees no progress and stops, naming the stuck moves, throttle kept for them
         out, err = run.communicate(timeout=300)
         assert run.returncode == 1, (out, err)
         assert f"{SLOW}-0" in err and f"{SLOW}-1" in err, err
+        # its progress never went backwards when broker 2 died (the bytes broker 2 had copied
+        # were read as 0 once it stopped answering)
+        copied_seen = [json.loads(x)["bytes_copied"] for x in out.splitlines() if x.strip()]
+        assert copied_seen and copied_seen == sorted(copied_seen), copied_seen
         assert "--resume" in err, err
         assert f"topic {SLOW}" in g.throttles_left()
         assert g.ongoing() >= set(plan)

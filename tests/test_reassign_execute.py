@@ -580,3 +580,33 @@ def test_cancel_stops_a_log_dir_copy_started_by_kafkas_tool(
     assert r.code == 0, r
     assert [(x["broker"], x["status"]) for x in json.loads(r.stdout)] == [(1, "accepted")]
     _assert_copy_dropped(cluster, name, here)
+
+
+@pytest.mark.parametrize("scope", ["file", "all"])
+def test_cancel_with_nothing_in_flight_still_removes_the_throttles(
+    cluster: Cluster, tmp_path: Path, cleanup: list[str], scope: str
+) -> None:
+    """A throttled plan executed without --wait leaves its throttle once the move is done
+    (verify would remove it). `cancel --file plan --execute` (or `--all --execute`) with no move
+    in flight removes it anyway, from every broker and the plan's topics, as Kafka's --cancel
+    does; it used to return early ("0 ongoing reassignment(s) to cancel") and leave all of it."""
+    name = cluster.create([[1], [1]])
+    cleanup.append(name)
+    cluster.produce(name, {0: 50, 1: 50})
+    plan = cluster.plan(tmp_path / "plan.json", {(name, 0): [2], (name, 1): [3]})
+    r = cluster.kctl("partitions", "reassign", "execute", "-f", str(plan), "--throttle", "50MB",
+                     "--execute")  # fmt: skip
+    assert r.code == 0, r
+    wait_for(lambda: cluster.replicas(name) == {0: [2], 1: [3]} and not cluster.ongoing(),
+             "the moves done", 60, 0.2)  # fmt: skip
+    assert cluster.configs("topic", name, REPLICAS) != {}
+    assert any(cluster.configs("broker", str(b), RATES) for b in (1, 2, 3))
+    args = ["--file", str(plan)] if scope == "file" else ["--all"]
+    dry = cluster.kctl("partitions", "reassign", "cancel", *args)
+    assert dry.code == 0 and "remove the replication throttles" in dry.stderr, dry
+    assert cluster.configs("topic", name, REPLICAS) != {}  # the dry run changed nothing
+    r = cluster.kctl("partitions", "reassign", "cancel", *args, "--execute")
+    assert r.code == 0, r
+    assert "nothing in flight" in r.stderr or "no reassignment" in r.stderr, r
+    assert "throttle removed" in r.stderr, r
+    assert cluster.no_throttle_left(name)

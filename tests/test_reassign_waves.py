@@ -177,3 +177,15 @@ def test_progress_line_fields() -> None:
         bytes_total=1000, rate=None, in_flight=[], stuck=[], elapsed=1,
     )  # fmt: skip
     assert done["eta_seconds"] == 0.0
+
+
+def test_a_broker_that_stops_answering_keeps_the_bytes_it_had_copied():
+    """execute --wait's progress: a broker that dies mid-copy (not asked once fenced, or not
+    answering before) keeps its last size, so bytes_copied never goes backwards; a broker
+    that answers gives what it says, and a replica gone from an answering broker is gone."""
+    from kctl.replicas.progress import carry_forward
+
+    last = {("t", 0, 2): 900, ("t", 0, 3): 500, ("t", 1, 3): 10}
+    now = {("t", 0, 3): 700}
+    assert carry_forward(last, now, answered={1, 3}) == {("t", 0, 3): 700, ("t", 0, 2): 900}
+    assert carry_forward(last, {}, answered={1, 2, 3}) == {}

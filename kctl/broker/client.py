@@ -106,20 +106,28 @@ class Admin:
                         last,
                     ) from exc
 
-    def result(self, future: Any, what: str, absent: frozenset[str] = frozenset()) -> Any:
-        """Wait for one admin future within the timeout, translating failures. A failure whose
-        Kafka error name is in ``absent`` (the thing asked about does not exist) gives None."""
+    def result(
+        self,
+        future: Any,
+        what: str,
+        absent: frozenset[str] = frozenset(),
+        timeout: float | None = None,
+    ) -> Any:
+        """Wait for one admin future within the timeout (or ``timeout``), translating failures.
+        A failure whose Kafka error name is in ``absent`` (the thing asked about does not exist)
+        gives None."""
         import concurrent.futures
 
         from confluent_kafka import KafkaException
 
+        wait = self.timeout if timeout is None else timeout
         try:
-            return future.result(timeout=self.timeout)
+            return future.result(timeout=wait)
         except concurrent.futures.TimeoutError as exc:
             fatal = self._fatal_error()
             if fatal is not None:
                 raise connect_error(self.conn, fatal) from exc
-            raise KctlError(what, f"no answer within {self.timeout:g}s") from exc
+            raise KctlError(what, f"no answer within {wait:g}s") from exc
         except KafkaException as exc:
             if absent and error_name(exc) in absent:
                 return None

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+from kctl.broker import kafka_python
 from kctl.broker.client import Admin
+from kctl.errors import KctlError
 
 
 @dataclass(slots=True)
@@ -98,8 +100,24 @@ def cluster_view(admin: Admin, topic: str | None = None) -> ClusterView:
 
 def controller(client: Any) -> int:
     """The id of the active controller as a kafka-python admin client's DescribeCluster
-    reports it; where none is reported, the lowest unfenced broker (else the lowest broker)."""
-    meta = client.describe_cluster()
+    reports it; where none is reported, the lowest unfenced broker (else the lowest broker).
+    DescribeCluster goes to any broker: when the one drawn cannot be reached (dead, not yet
+    fenced) it is asked again (kafka-python then draws another), and after three failures the
+    lowest broker of the client's metadata stands in (callers try the others from there)."""
+    from kafka.errors import KafkaConnectionError, NodeNotReadyError, RequestTimedOutError
+
+    meta = None
+    for _ in range(3):
+        try:
+            meta = client.describe_cluster()
+            break
+        except (KafkaConnectionError, NodeNotReadyError, RequestTimedOutError):
+            continue
+    if meta is None:
+        known = kafka_python.broker_ids(client)
+        if not known:
+            raise KctlError("finding a broker to ask", "no broker answered DescribeCluster")
+        return known[0]
     ctl = meta.get("controller_id")
     if ctl is None or ctl < 0:
         live = [b["broker_id"] for b in meta["brokers"] if not b.get("is_fenced")]

@@ -121,6 +121,32 @@ def send(client: Any, request: Any, what: str, node_id: int | None = None) -> An
         raise KctlError(what, str(exc) or type(exc).__name__) from exc
 
 
+def send_any(client: Any, request: Any, what: str, first: int) -> Any:
+    """Send a request any broker answers (it forwards it to the controller: the KRaft admin
+    requests) to ``first``, else, when that broker cannot be reached (dead but not yet fenced,
+    so still in the metadata), to each other broker in turn. Fails naming every broker tried."""
+    from kafka.errors import KafkaError
+
+    tried: list[str] = []
+    for node in [first, *(b for b in broker_ids(client) if b != first)]:
+        try:
+            return send(client, request, what, node_id=node)
+        except KctlError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, KafkaError) or not _unreachable(cause):
+                raise
+            tried.append(f"broker {node}: {exc.why}")
+    raise KctlError(what, "; ".join(tried) or "no broker known")
+
+
+def _unreachable(exc: Exception) -> bool:
+    """Whether a kafka-python error means the broker could not be reached (rather than an
+    answer it gave)."""
+    from kafka.errors import KafkaConnectionError, NodeNotReadyError, RequestTimedOutError
+
+    return isinstance(exc, KafkaConnectionError | NodeNotReadyError | RequestTimedOutError)
+
+
 # Requests in flight on one kafka-python connection at most (its default
 # max_in_flight_requests_per_connection): kafka-python 3.0 queues more without sending them and,
 # from twice that many, never sends the rest (they time out), so no more go at once.

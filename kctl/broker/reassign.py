@@ -136,13 +136,25 @@ def current_assignment(admin: Admin, topics: list[str]) -> tuple[Assignment, dic
     return current, racks
 
 
-def _require(client: Any, api: str, what: str) -> tuple[int, int]:
+def _require(client: Any, api: str, what: str) -> int:
+    """A broker that takes ``api`` (the KRaft admin requests go to any broker, which forwards
+    them to the controller): the one DescribeCluster names, else, when it cannot be reached
+    (a broker dead but not yet fenced is still listed), the next broker that can. Fails naming
+    the API when the cluster lacks it, or every broker tried when none answers."""
     from kctl.broker.logdirs import api_range
 
-    found = api_range(client, controller(client), api)
-    if found is None:
-        raise UnsupportedByBroker(api, what)
-    return found
+    first = controller(client)
+    failed: list[str] = []
+    for node in [first, *(b for b in kafka_python.broker_ids(client) if b != first)]:
+        try:
+            found = api_range(client, node, api)
+        except KctlError as exc:
+            failed.append(f"broker {node}: {exc.why}")
+            continue
+        if found is None:
+            raise UnsupportedByBroker(api, what)
+        return node
+    raise KctlError(what, "; ".join(failed) or "no broker known")
 
 
 def check_alter_supported(conn: Connection, what: str) -> None:
@@ -153,9 +165,9 @@ def check_alter_supported(conn: Connection, what: str) -> None:
 def alter_with(
     client: Any, target: dict[tuple[str, int], list[int] | None], what: str, timeout: float
 ) -> list[dict[str, Any]]:
-    _require(client, ALTER_API, what)
+    node = _require(client, ALTER_API, what)
     request = build_alter_request(target, int(timeout * 1000), 0)
-    response = kafka_python.send(client, request, what, node_id=controller(client))
+    response = kafka_python.send_any(client, request, what, first=node)
     return parse_alter_response(response)
 
 
@@ -170,9 +182,9 @@ def ongoing_with(
     client: Any, partitions: dict[str, list[int]] | None, timeout: float
 ) -> list[dict[str, Any]]:
     what = "listing partition reassignments"
-    _require(client, LIST_API, what)
+    node = _require(client, LIST_API, what)
     request = build_list_request(partitions, int(timeout * 1000))
-    response = kafka_python.send(client, request, what, node_id=controller(client))
+    response = kafka_python.send_any(client, request, what, first=node)
     return parse_list_response(response)
 
 
@@ -227,36 +239,104 @@ def throttles_set(
 
 
 def throttle_values(
-    admin: Admin, topics: list[str], brokers: set[int] | None = None
+    admin: Admin,
+    topics: list[str],
+    brokers: set[int] | None = None,
+    silent: list[int] | None = None,
 ) -> list[tuple[str, str, dict[str, str]]]:
     """(kind, name, {throttle config: value}) set dynamically on every broker (or those of
-    ``brokers`` the metadata names) and on ``topics``."""
+    ``brokers`` the metadata names) and on ``topics`` (all of them in one DescribeConfigs).
+    With ``silent`` a broker that does not answer (dead, not yet fenced) is appended to it
+    instead of failing the whole call."""
     from confluent_kafka.admin import ConfigResource
 
     from kctl.broker.configs import _source
 
     md = admin.metadata()
     ids = sorted(b for b in md.brokers if brokers is None or b in brokers)
-    resources = [ConfigResource("broker", str(b)) for b in ids]
-    resources += [ConfigResource("topic", t) for t in sorted(set(topics))]
-    out = []
+    out: list[tuple[str, str, dict[str, str]]] = []
+
     # librdkafka takes one broker resource per DescribeConfigs call (it goes to that broker).
-    for res in resources:
-        kind = "broker" if "BROKER" in str(res.restype).upper() else "topic"
-        futures = admin.client.describe_configs([res], request_timeout=admin.timeout)
-        entries = admin.result(
-            next(iter(futures.values())), f"describing configs of {kind} {res.name}"
+    for b in ids:
+        futures = admin.client.describe_configs(
+            [ConfigResource("broker", str(b))], request_timeout=admin.timeout
         )
-        names = BROKER_CONFIGS if kind == "broker" else REPLICA_CONFIGS
-        own = "DYNAMIC_BROKER_CONFIG" if kind == "broker" else "DYNAMIC_TOPIC_CONFIG"
-        found = {
+        try:
+            entries = admin.result(
+                next(iter(futures.values())), f"describing configs of broker {b}"
+            )
+        except KctlError:
+            if silent is None:
+                raise
+            silent.append(b)
+            continue
+        rates = {
             n: entries[n].value
-            for n in names
-            if n in entries and entries[n].value and _source(entries[n].source) == own
+            for n in BROKER_CONFIGS
+            if n in entries
+            and entries[n].value
+            and _source(entries[n].source) == "DYNAMIC_BROKER_CONFIG"
         }
-        if found:
-            out.append((kind, res.name, found))
+        if rates:
+            out.append(("broker", str(b), rates))
+    wanted = sorted(set(topics))
+    if not wanted:
+        return out
+    try:
+        # librdkafka sends topic configs to the controller its metadata names, which in KRaft
+        # is any broker: one that just died makes it wait out the timeout. Tolerant callers
+        # wait half of it, then ask every live broker in turn through kafka-python.
+        wait = admin.timeout / 2 if silent is not None else admin.timeout
+        futures = admin.client.describe_configs(
+            [ConfigResource("topic", t) for t in wanted], request_timeout=wait
+        )
+        found: list[tuple[str, dict[str, tuple[str | None, str]]]] = []
+        for res, fut in sorted(futures.items(), key=lambda kv: kv[0].name):
+            what = f"describing configs of topic {res.name}"
+            got = admin.result(fut, what, frozenset({"UNKNOWN_TOPIC_OR_PART"}), wait)
+            if got is not None:
+                found.append((res.name, {n: (e.value, _source(e.source)) for n, e in got.items()}))
+    except KctlError:
+        if silent is None:
+            raise
+        found = _topic_configs_from_any(admin, wanted)
+    for name, entries in found:
+        values = {
+            n: entries[n][0]
+            for n in REPLICA_CONFIGS
+            if n in entries and entries[n][0] and entries[n][1] == "DYNAMIC_TOPIC_CONFIG"
+        }
+        if values:
+            out.append(("topic", name, values))  # type: ignore[arg-type]
     return out
+
+
+def _topic_configs_from_any(
+    admin: Admin, topics: list[str]
+) -> list[tuple[str, dict[str, tuple[str | None, str]]]]:
+    """Topics' configs (name -> (value, source)) through kafka-python, from the first broker
+    that answers (see :func:`kafka_python.send_any`)."""
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    from kctl.broker.configs import _source
+
+    what = f"describing configs of {len(topics)} topic(s)"
+    request = DescribeConfigsRequest(resources=[(2, t, list(REPLICA_CONFIGS)) for t in topics])
+    with kafka_python.admin_client(admin.conn) as client:
+        ids = kafka_python.broker_ids(client)
+        if not ids:
+            raise KctlError(what, "no broker known")
+        response = kafka_python.send_any(client, request, what, first=ids[0])
+    out = []
+    for result in response.results:
+        if result.error_code:
+            continue  # a topic deleted meanwhile
+        configs = {}
+        for c in result.configs:
+            d = c.to_dict()
+            configs[d["name"]] = (d.get("value"), _source(d.get("config_source", 5)))
+        out.append((result.resource_name, configs))
+    return sorted(out)
 
 
 def clear_throttles(
@@ -399,13 +479,14 @@ def dir_moves_of(by_broker: dict[int, list[Any]]) -> list[dict[str, Any]]:
 
 def replica_sizes_with(
     client: Any, partitions: dict[str, list[int]]
-) -> tuple[dict[tuple[str, int, int], int], list[int]]:
-    """((topic, partition, broker) → bytes on disk, brokers that did not answer) for
-    ``partitions`` only (see :func:`log_dirs_by_broker`, :func:`sizes_of`)."""
+) -> tuple[dict[tuple[str, int, int], int], set[int]]:
+    """((topic, partition, broker) → bytes on disk, the brokers that answered) for
+    ``partitions`` only (see :func:`log_dirs_by_broker`, :func:`sizes_of`): a broker that is
+    down, fenced or did not answer is not among them."""
     if not partitions:
-        return {}, []
-    found, silent = log_dirs_by_broker(client, partitions)
-    return sizes_of(found), silent
+        return {}, set()
+    found, _silent = log_dirs_by_broker(client, partitions)
+    return sizes_of(found), set(found)
 
 
 def _by_topic_list(tps: list[tuple[str, int]] | set[tuple[str, int]]) -> dict[str, list[int]]:
@@ -585,6 +666,7 @@ class WaveRun:
         self.resumed_wave = bool(in_flight)
         self.wave = 0  # 1-based number of the wave in flight (0: none yet)
         self.lost_since: dict[tuple[str, int], float] = {}
+        self.seen_sizes: progress.Sizes = {}  # the last replica sizes progress() read
         self.dirs = dict(dirs or {})
         # called with the broker's answers each time log-dir moves are submitted
         self.on_dirs_submitted: Callable[[list[dict[str, Any]]], None] | None = None
@@ -712,7 +794,10 @@ class WaveRun:
 
         now = time.monotonic()
         flying = sorted(self.running)
-        sizes, _ = replica_sizes_with(self.client, _by_topic_list(flying)) if flying else ({}, [])
+        sizes, answered = (
+            replica_sizes_with(self.client, _by_topic_list(flying)) if flying else ({}, set())
+        )
+        sizes = self.seen_sizes = progress.carry_forward(self.seen_sizes, sizes, answered)
         copied = 0
         for tp in flying:
             adding = list(self.running[tp]["adding_replicas"])

@@ -512,15 +512,16 @@ def cancel(
     if file is None or dirs:
         with kafka_python.admin_client(conn) as client:
             copies = reassign.dir_moves_with(client, None if file is None else dirs)
-    if not execute or not (chosen or copies):
+    if not execute:
         rows = [{**r, "kind": "replicas", "log_dir": None} for r in chosen] + copies
         emit(Output(rows, cols(*ONGOING_COLUMNS[:2], "kind", *ONGOING_COLUMNS[2:], "log_dir")),
              output_view(ctx))  # fmt: skip
         note(
             f"{len(chosen)} ongoing reassignment(s)"
             + (f" and {len(copies)} log-dir move(s)" if copies else "")
-            + " to cancel"
-            + ("; nothing changed (add --execute to cancel)" if chosen or copies else "")
+            + " to cancel; nothing changed (add --execute to cancel"
+            + ("" if preserve_throttles else " and remove the replication throttles")
+            + ")"
         )
         return
     results: list[dict[str, Any]] = []
@@ -532,13 +533,24 @@ def cancel(
     if copies:
         with kafka_python.admin_client(conn) as client:
             results += reassign.stop_dir_moves_with(client, copies)
-    emit_results(ctx, results, (*RESULT_COLUMNS[:2], "broker", *RESULT_COLUMNS[2:]))
+    if results:
+        emit_results(ctx, results, (*RESULT_COLUMNS[:2], "broker", *RESULT_COLUMNS[2:]))
+    else:
+        note("no reassignment or log-dir move in flight to cancel")
     if not preserve_throttles:
+        # As kafka-reassign-partitions.sh --cancel: the rates on every broker and the throttled
+        # replica lists of every topic of the plan, whether or not a move was still in flight
+        # (with --all, of every topic that has one).
         from kctl.broker.client import Admin
 
-        cleared = reassign.clear_throttles(Admin(conn), sorted({r["topic"] for r in chosen}))
-        if cleared:
-            note(f"throttle removed ({len(cleared)} config(s))")
+        admin = Admin(conn)
+        topics = (
+            sorted({t for t, _ in plan})
+            if plan is not None
+            else sorted({*admin.metadata().topics, *(r["topic"] for r in chosen)})
+        )
+        cleared = reassign.clear_throttles(admin, topics)
+        note(f"throttle removed ({len(cleared)} config(s))" if cleared else "no throttle was set")
 
 
 @app.command("list", epilog=example("kctl partitions reassign list -o json"))
@@ -586,7 +598,11 @@ def status(ctx: typer.Context) -> None:
     for (t, p, b), v in sizes.items():
         held.setdefault((t, p), []).append((b, v))
     dir_rows = reassign.dir_moves_of(by_broker)
-    throttles = reassign.throttle_values(admin, sorted(wanted))
+    # brokers that did not answer DescribeLogDirs are not asked again (each would cost a
+    # timeout); those DescribeConfigs cannot reach are added
+    unanswered: list[int] = []
+    asked = {b for b in admin.metadata().brokers if b not in silent}
+    throttles = reassign.throttle_values(admin, sorted(wanted), asked, silent=unanswered)
     throttled_topics = {n for k, n, _ in throttles if k == "topic"}
     dir_rated = {int(n) for k, n, v in throttles if k == "broker" and reassign.DIR_RATE_CONFIG in v}
     for r in rows:
@@ -594,7 +610,10 @@ def status(ctx: typer.Context) -> None:
         tp = (r["topic"], r["partition"])
         size = max((v for b, v in held.get(tp, []) if b not in r["adding_replicas"]), default=0)
         done, total = progress.copied(tp, list(r["adding_replicas"]), sizes, size)
-        r["bytes_copied"], r["bytes_total"] = done, total
+        # an adding replica on a broker that did not answer (or is fenced, so was not asked):
+        # its bytes are not known
+        unknown = any(b not in by_broker for b in r["adding_replicas"])
+        r["bytes_copied"], r["bytes_total"] = (None if unknown else done), total
         r["throttled"] = r["topic"] in throttled_topics
     for r in dir_rows:
         r["throttled"] = r["broker"] in dir_rated
@@ -605,6 +624,11 @@ def status(ctx: typer.Context) -> None:
     note(
         f"{len(rows) - len(dir_rows)} ongoing reassignment(s), {len(dir_rows)} log-dir move(s)"
         + (f"; throttles: {'; '.join(rates)}" if rates else "; no broker throttle set")
-        + (f"; broker(s) {', '.join(map(str, silent))} did not answer DescribeLogDirs"
-           if silent else "")
-    )  # fmt: skip
+    )
+    moving = {b for r in rows if r.get("kind") == "replicas" for b in r["replicas"]}
+    down = sorted({*silent, *unanswered, *(moving - set(by_broker))})
+    if down:
+        note(
+            f"kctl: warning: broker(s) {', '.join(map(str, down))} did not answer (down or "
+            "fenced): the bytes copied to them and their throttle rates are unknown"
+        )

@@ -25,6 +25,18 @@ def partition_sizes(replica_sizes: Sizes) -> dict[TP, int]:
     return out
 
 
+def carry_forward(last: Sizes, now: Sizes, answered: set[int]) -> Sizes:
+    """The replica sizes read ``now``, plus the last size seen of each replica on a broker that
+    did not answer this time (not in ``answered``: dead, not yet fenced, or fenced and so not
+    asked): a broker that dies mid-copy keeps the bytes it had copied, so the progress never
+    goes backwards for it."""
+    out = dict(now)
+    for key, size in last.items():
+        if key[2] not in answered and key not in out:
+            out[key] = size
+    return out
+
+
 def copied(tp: TP, adding: list[int], replica_sizes: Sizes, size: int) -> tuple[int, int]:
     """(bytes copied so far, bytes to copy) for the adding replicas of ``tp``: each counts its
     size on disk, at most ``size`` (the partition's size when the move started)."""
