@@ -7,7 +7,8 @@ and turns the result into metric families (:func:`kctl.lag.metrics.families`), k
 latest snapshot. prometheus_client's HTTP server, bound to exactly HOST:PORT, serves that
 snapshot: a scrape never touches the cluster.
 
-A failed collection (brokers away: bounded by the connection's timeout) keeps the last
+A failed collection (brokers away: bounded by the connection's timeout; or not one group
+read) keeps the last
 snapshot's lag series, sets ``kctl_lag_exporter_stale`` to 1, counts the error and writes one
 stderr line per failure streak (and one when collections succeed again). A partial collection
 (some groups not listed or not read: a broker away, coordinators still loading after a
@@ -136,12 +137,15 @@ class Collector:
         passed = False
         try:
             done = self._pass()
+            gaps = [line.removeprefix("kctl: warning: ") for line in pass_warnings(done)]
+            if gaps and not done.groups:  # not one group read: the cluster is away
+                more = f"; and {len(gaps) - 1} more" if len(gaps) > 1 else ""
+                raise KctlError("no group could be read", gaps[0] + more)
             kept = carry_over(self.last, done.rows, done.groups, False, done.unread)
             statuses = self.windows.observe(done.rows, done.ts_ms, keep=kept.stale)
             statuses.update({k: v for k, v in self.statuses.items() if k[0] in kept.stale})
             self.rows, self.last, self.statuses = kept.rows, kept.last, statuses
             passed = True
-            gaps = [line.removeprefix("kctl: warning: ") for line in pass_warnings(done)]
             if self.record is not None:
                 self._save(done.rows, done.ts_ms)
         except Exception as exc:  # the exporter outlives any failed pass
@@ -151,6 +155,7 @@ class Collector:
 
             failure = _failure_text(sys.exc_info()[1])  # type: ignore[arg-type]
         if not passed:
+            gaps = []
             kept = carry_over(self.last, [], [], True)
             self.rows = kept.rows
         took = time.monotonic() - began
