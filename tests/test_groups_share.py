@@ -1,7 +1,8 @@
 """Share groups (KIP-932) with Kafka's own share consumer (ConsoleShareConsumer from the same
 jars: the Python clients have none) and kafka-share-groups.sh (ShareGroupCommand) as the
 reference: kctl groups list/describe (--members, --state), reset-offsets, delete-offsets and
-delete on the same live group."""
+delete on the same live group; and share groups in every "all groups" lag (``groups lag
+--all-groups``, ``groups lag`` with no group, the exporter) with Kafka's lag."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import on_tansu, unique, wait_for
+from test_lag_exporter import serve, values  # noqa: F401 - serve: the exporter fixture
 
 pytestmark = pytest.mark.skipif(on_tansu(), reason="Tansu has no share groups")
 
@@ -208,3 +210,42 @@ def test_share_group_start_offsets_reset_and_deleted_as_kafka_share_groups_sees_
     assert r.code == 0, r
     assert json.loads(r.stdout) == [{"group": group, "topic": topic, "status": "deleted"}]
     assert kafka_starts() == {}
+
+
+def test_share_groups_in_every_all_groups_lag_and_the_exporter(kctl, share_group, serve):  # noqa: F811
+    topic, java, bootstrap = (share_group[k] for k in ("topic", "java", "bootstrap"))
+    group = unique("sg-every")
+    assert kctl("configs", "set", "--group", group, "share.auto.offset.reset=earliest").code == 0
+    out = _run(java, SHARE_CONSUMER, "--bootstrap-server", bootstrap, "--topic", topic,
+               "--group", group, "--max-messages", "6", "--timeout-ms", "30000")  # fmt: skip
+    assert len(out.split()) == 6
+
+    def kafka_lag() -> dict[tuple[str, int], tuple[int, int]]:
+        rows = _table(_run(java, SHARE_GROUPS, "--bootstrap-server", bootstrap, "--describe",
+                           "--group", group))  # fmt: skip
+        return {(r["TOPIC"], int(r["PARTITION"])): (int(r["START-OFFSET"]), int(r["LAG"]))
+                for r in rows if r.get("TOPIC") == topic}  # fmt: skip
+
+    theirs = kafka_lag()
+    assert len(theirs) == 2 and sum(lag for _s, lag in theirs.values()) > 0, theirs
+    # librdkafka's ListGroups leaves share groups out: every "all groups" path lists them.
+    for every in (["--all-groups"], []):
+        r = kctl("groups", "lag", *every, "-o", "json")
+        assert r.code == 0, r
+        doc = json.loads(r.stdout)
+        ours = {(x["topic"], x["partition"]): (x["committed_offset"], x["lag"])
+                for x in doc["partitions"] if x["group"] == group}  # fmt: skip
+        assert ours == theirs, (every, ours, theirs)
+        (total,) = [g for g in doc["groups"] if g["group"] == group]
+        assert (total["group_type"], total["lag"]) == ("share", sum(v for _s, v in theirs.values()))
+    exporter = serve()  # every group
+    s = exporter.wait_collections(1)
+    served = {(dict(ls)["topic"], int(dict(ls)["partition"])): v
+              for (n, ls), v in s.items()
+              if n == "kafka_consumergroup_group_lag" and dict(ls)["group"] == group}  # fmt: skip
+    assert served == {tp: float(lag) for tp, (_s, lag) in theirs.items()}
+    assert values(s, "kafka_consumergroup_group_sum_lag", group=group, group_type="share") == [
+        float(sum(lag for _s, lag in theirs.values()))
+    ]
+    assert exporter.stop().code == 0
+    assert kafka_lag() == theirs  # the group did not move meanwhile

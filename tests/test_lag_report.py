@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kctl.errors import EXIT_FINDINGS, EXIT_USAGE, FindingsError, UsageError
+from kctl.errors import EXIT_FINDINGS, EXIT_USAGE, FindingsError, KctlError, UsageError
 from kctl.lag import report as R
 from kctl.lag.model import LagPass
 from kctl.lag.watch import NO_GROUPS, run_passes
@@ -78,7 +78,7 @@ def test_footer_and_totals_are_sorted_by_group_and_topic_whatever_the_row_order(
 def test_json_document_has_sample_time_partitions_and_topic_and_group_totals():
     rep = R.lag_report(ROWS, 1234)
     doc = rep.document()
-    assert list(doc) == ["ts_ms", "partitions", "topics", "groups"]
+    assert list(doc) == ["ts_ms", "partitions", "topics", "groups", "unknown"]
     assert doc["ts_ms"] == 1234 and doc["partitions"] == rep.rows
     assert doc["topics"] == [
         {"group": "app", "topic": "orders", "lag": 12},
@@ -94,7 +94,8 @@ def test_json_document_has_sample_time_partitions_and_topic_and_group_totals():
 def test_no_rows_make_an_empty_report():
     rep = R.lag_report([], 5)
     assert (rep.rows, rep.footer, rep.group_totals) == ([], [], {})
-    assert rep.document() == {"ts_ms": 5, "partitions": [], "topics": [], "groups": []}
+    assert rep.document() == {"ts_ms": 5, "partitions": [], "topics": [], "groups": [],
+                              "unknown": []}  # fmt: skip
 
 
 def test_columns_are_the_lag_table_in_order_with_numbers_right_justified():
@@ -280,3 +281,61 @@ def test_watching_repeats_passes_notes_each_recording_and_pauses_between_them():
         ("sample", None), ("record", (1, 2)), ("note", "recorded 1 sample(s) to lag.jsonl"),
         ("show", {"app": 7}), ("sleep", 2.5),
     ]  # fmt: skip
+
+
+# -- partial passes (a broker away, coordinators loading) -------------------------------------
+
+
+def test_a_partial_pass_warns_what_it_missed_says_no_groups_never_and_its_report_names_them():
+    unread = {"batch": "their coordinator, broker 2, did not answer: refused"}
+    missed = ["the groups of __consumer_offsets partition(s) 1, 4 are not listed: their "
+              "coordinator, broker 2, did not answer (refused)"]  # fmt: skip
+    app = [r for r in ROWS if r["group"] == "app"]
+    io = FakeIO([LagPass(7, ["app"], app, unread=unread, unlisted=missed)])
+    rep = run_passes(io.sample, io.show, io.note, every=True, sleep=io.sleep)
+    notes = [line for kind, line in io.events if kind == "note"]
+    assert notes[:2] == [
+        f"kctl: warning: {missed[0]}",
+        "kctl: warning: lag of group(s) 'batch' not read: their coordinator, broker 2, did "
+        "not answer: refused",
+    ]
+    assert rep.document()["unknown"] == [
+        {"group": None, "reason": missed[0]},
+        {"group": "batch", "reason": unread["batch"]},
+    ]
+    with pytest.raises(KctlError) as failed:
+        R.check_complete(rep)
+    assert failed.value.exit_code == 1
+    assert failed.value.line() == (
+        "lag incomplete (1 group(s) not read; the group list is incomplete: see the warnings above)"
+    )
+    R.check_complete(R.lag_report(app, 7))  # complete: nothing to say
+
+
+def test_no_group_listed_while_a_broker_is_away_is_not_no_groups():
+    io = FakeIO([LagPass(1, [], [], unlisted=["the groups of ... are not listed: no leader"])])
+    run_passes(io.sample, io.show, io.note, every=True, sleep=io.sleep)
+    assert ("note", NO_GROUPS) not in io.events
+
+
+def test_a_one_shot_pass_whose_brokers_are_still_loading_fails_naming_them_before_showing():
+    loading = {1: "COORDINATOR_LOAD_IN_PROGRESS", 3: "NOT_COORDINATOR"}
+    io = FakeIO([LagPass(1, [], [], loading=loading)])
+    with pytest.raises(KctlError) as failed:
+        run_passes(io.sample, io.show, io.note, every=True, sleep=io.sleep)
+    assert failed.value.line() == (
+        "listing groups (still loading groups after --timeout: broker 1 "
+        "(COORDINATOR_LOAD_IN_PROGRESS), broker 3 (NOT_COORDINATOR); their groups are not "
+        "known yet, try again)"
+    )
+    assert io.events == [("sample", None)]  # nothing shown, no "no consumer groups"
+
+
+def test_while_watching_a_loading_pass_is_a_warning_and_the_next_pass_comes():
+    io = FakeIO([LagPass(1, [], [], loading={2: "COORDINATOR_LOAD_IN_PROGRESS"}),
+                 LagPass(2, ["app"], [])])  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        run_passes(io.sample, io.show, io.note, every=True, watch=1, sleep=io.sleep)
+    assert ("note", "kctl: warning: the groups of broker 2 (COORDINATOR_LOAD_IN_PROGRESS) are "
+            "not listed: still loading") in io.events  # fmt: skip
+    assert ("note", NO_GROUPS) not in io.events

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kctl.broker import kafka_python
 from kctl.broker.client import Admin
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
-from kctl.lag import rules
+from kctl.lag import partial, rules
 from kctl.lag.arithmetic import TP
 from kctl.lag.model import (
     GROUP_TYPES,
@@ -40,6 +41,7 @@ from kctl.lag.model import (
     Group,
     LagPass,
     Listed,
+    Listing,
     Member,
     OffsetsDeleted,
     ResetPlan,
@@ -56,6 +58,7 @@ _RETRIABLE = {
     15,
     16,
 }  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+OFFSETS_TOPIC = partial.OFFSETS_TOPIC
 
 
 _STATE_NAMES = {
@@ -71,11 +74,6 @@ _STATE_NAMES = {
 }
 
 
-def _state(value: Any) -> str:
-    name = getattr(value, "name", str(value))
-    return _STATE_NAMES.get(name, name.title())
-
-
 def _error_name(code: int) -> str:
     import kafka.errors as Errors
 
@@ -83,23 +81,10 @@ def _error_name(code: int) -> str:
 
 
 def list_groups(admin: Admin) -> list[Listed]:
-    """Every group the cluster's brokers list (ListGroups to each broker, via librdkafka)."""
-    result = admin.result(
-        admin.client.list_consumer_groups(request_timeout=admin.timeout), "listing groups"
-    )
-    out = []
-    for g in result.valid:
-        gtype = getattr(g, "type", None)
-        type_name = getattr(gtype, "name", "UNKNOWN").lower()
-        out.append(
-            Listed(
-                group=g.group_id,
-                state=_state(g.state),
-                type=type_name if type_name in GROUP_TYPES else "unknown",
-                simple=bool(g.is_simple_consumer_group),
-            )
-        )
-    return sorted(out, key=lambda g: g.group)
+    """Every group the cluster's brokers list, of every type (:meth:`GroupReader.listing`:
+    the groups of brokers that do not answer are left out)."""
+    with GroupReader(admin) as reader:
+        return reader.listing().groups
 
 
 def list_group_ids(admin: Admin) -> list[tuple[str, str, bool]]:
@@ -109,11 +94,18 @@ def list_group_ids(admin: Admin) -> list[tuple[str, str, bool]]:
 
 class GroupReader(kafka_python.LazyClient):
     """kafka-python protocol requests about groups, over one connection pool for a command (or a
-    whole ``--watch``). Use as a context manager; the client starts on first use."""
+    whole ``--watch``). Use as a context manager; the client starts on first use.
+
+    Strict by default: a group that cannot be read fails the operation. With ``unread`` set to
+    a dict (:meth:`tolerant`), a group whose coordinator does not answer, or does not settle
+    within the timeout, is put there (group -> why) instead, and the reads go on with the
+    others; the methods leave such groups out of their answers (``committed`` and
+    ``share_offsets`` map them to nothing)."""
 
     def __init__(self, admin: Admin) -> None:
         super().__init__(admin)
         self._coordinators: dict[str, int] = {}
+        self.unread: dict[str, str] | None = None
 
     def version(self, request_class: Any) -> int:
         """The highest version of an API both kafka-python and the broker speak (-1: none)."""
@@ -122,37 +114,78 @@ class GroupReader(kafka_python.LazyClient):
     def send(self, request: Any, what: str, node_id: int | None = None) -> Any:
         return kafka_python.send(self.client, request, what, node_id)
 
+    @contextmanager
+    def tolerant(self) -> Iterator[dict[str, str]]:
+        """Within the block, groups that cannot be read go to the dict it yields (and
+        ``unread``) instead of failing the reads."""
+        self.unread = {}
+        try:
+            yield self.unread
+        finally:
+            self.unread = None
+
+    def _give_up(self, group_ids: list[str], why: str, error: KctlError) -> None:
+        """Groups that could not be read: in ``unread`` when tolerant, else ``error`` raised."""
+        if self.unread is None:
+            raise error
+        for gid in group_ids:
+            self.unread.setdefault(gid, why)
+        self.forget(group_ids)
+
+    def _settle(self, deadline: float, pending: list[str], what: str, code: int) -> list[str]:
+        """Between retries of groups whose coordinator answered a retriable error: a short
+        wait, then the groups to ask again; when the timeout has run out they are given up
+        (:meth:`_give_up`) and none is left."""
+        if not pending:
+            return []
+        if time.monotonic() >= deadline:
+            why = f"{_error_name(code)}: the coordinator did not settle in time"
+            self._give_up(pending, why, KctlError(what, why))
+            return []
+        time.sleep(0.1)
+        return pending
+
     # -- coordinators ---------------------------------------------------------------------
 
     def coordinators(self, group_ids: list[str]) -> dict[str, int]:
         """Group id -> coordinator node: one FindCoordinator v4+ for all unknown ids (one per id
-        on older brokers). Answers are kept for the reader's lifetime (``forget`` drops one)."""
+        on older brokers). Answers are kept for the reader's lifetime (``forget`` drops one).
+        Tolerant, groups whose coordinator is not found in time are left out."""
         from kafka.protocol.metadata import FindCoordinatorRequest
 
+        what = "finding group coordinators"
         unknown = [g for g in dict.fromkeys(group_ids) if g not in self._coordinators]
         deadline = time.monotonic() + self.admin.timeout
         while unknown:
-            retry = []
-            if self.version(FindCoordinatorRequest) >= 4:
-                request = FindCoordinatorRequest(key_type=0, coordinator_keys=unknown)
-                response = self.send(request, "finding group coordinators")
-                answers = [(c.key, c.error_code, c.node_id) for c in response.coordinators]
-            else:
-                answers = []
-                for gid in unknown:
-                    request = FindCoordinatorRequest(key=gid, key_type=0, max_version=3)
-                    r = self.send(request, f"finding the coordinator of group {gid!r}")
-                    answers.append((gid, r.error_code, r.node_id))
-            for gid, code, node in answers:
-                if code in _RETRIABLE:
+            retry, code = [], 15
+            try:
+                if self.version(FindCoordinatorRequest) >= 4:
+                    request = FindCoordinatorRequest(key_type=0, coordinator_keys=unknown)
+                    response = self.send(request, what)
+                    answers = [(c.key, c.error_code, c.node_id) for c in response.coordinators]
+                else:
+                    answers = []
+                    for gid in unknown:
+                        request = FindCoordinatorRequest(key=gid, key_type=0, max_version=3)
+                        r = self.send(request, f"finding the coordinator of group {gid!r}")
+                        answers.append((gid, r.error_code, r.node_id))
+            except kafka_python.NoAnswer:
+                # The broker asked did not answer: another is asked next (kafka-python backs
+                # off from a node that failed), within the timeout.
+                if self.unread is None or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)
+                continue
+            for gid, c, node in answers:
+                if c in _RETRIABLE:
                     retry.append(gid)
-                elif code:
-                    raise KctlError(f"finding the coordinator of group {gid!r}", _error_name(code))
+                    code = c
+                elif c:
+                    raise KctlError(f"finding the coordinator of group {gid!r}", _error_name(c))
                 else:
                     self._coordinators[gid] = node
-            unknown = retry
-            _backoff(deadline, bool(unknown), "finding group coordinators", 15)
-        return {g: self._coordinators[g] for g in group_ids}
+            unknown = self._settle(deadline, retry, what, code)
+        return {g: self._coordinators[g] for g in group_ids if g in self._coordinators}
 
     def forget(self, group_ids: list[str]) -> None:
         for gid in group_ids:
@@ -169,17 +202,22 @@ class GroupReader(kafka_python.LazyClient):
         self, group_ids: list[str], ask: Callable[[int, list[str]], list[str]], what: str
     ) -> None:
         """Call ``ask(node, groups)`` once per coordinator; it returns the groups whose
-        coordinator moved (retried, bounded by the timeout)."""
+        coordinator moved (retried, bounded by the timeout). Tolerant, the groups of a
+        coordinator that does not answer are given up."""
         pending = list(dict.fromkeys(group_ids))
         deadline = time.monotonic() + self.admin.timeout
         while pending:
             by_node = self._by_coordinator(pending)
             pending = []
             for node, gids in by_node:
-                moved = ask(node, gids)
+                try:
+                    moved = ask(node, gids)
+                except kafka_python.NoAnswer as exc:
+                    self._give_up(gids, _no_answer(node, exc), exc)
+                    continue
                 self.forget(moved)
                 pending += moved
-            _backoff(deadline, bool(pending), what, 16)
+            pending = self._settle(deadline, pending, what, 16)
 
     def _per_coordinator_at_once(
         self,
@@ -190,50 +228,106 @@ class GroupReader(kafka_python.LazyClient):
     ) -> None:
         """One request per coordinator, ``build(groups)``, all sent at once (one round trip);
         ``take(node, response)`` returns the groups whose coordinator moved (asked again,
-        bounded by the timeout)."""
+        bounded by the timeout). Tolerant, the groups of a coordinator that does not answer
+        are given up and the others' answers taken."""
         pending = list(dict.fromkeys(group_ids))
         deadline = time.monotonic() + self.admin.timeout
         while pending:
-            requests = [(node, build(gids)) for node, gids in self._by_coordinator(pending)]
+            batches = self._by_coordinator(pending)
+            requests = [(node, build(gids)) for node, gids in batches]
+            if self.unread is None:
+                responses = kafka_python.send_all(self.client, requests, what)
+            else:
+                responses = kafka_python.send_each(self.client, requests, what)
             pending = []
-            for (node, _r), response in zip(
-                requests, kafka_python.send_all(self.client, requests, what), strict=True
-            ):
+            for (node, gids), response in zip(batches, responses, strict=True):
+                if isinstance(response, kafka_python.NoAnswer):
+                    self._give_up(gids, _no_answer(node, response), response)
+                    continue
                 moved = take(node, response)
                 self.forget(moved)
                 pending += moved
-            _backoff(deadline, bool(pending), what, 16)
+            pending = self._settle(deadline, pending, what, 16)
 
-    def list_all(self) -> list[Listed] | None:
-        """Every group of every type (classic, consumer, share, streams): ListGroups v5 with no
-        filter, to every broker at once; None where the brokers' ListGroups is older."""
-        from kafka.protocol.admin import ListGroupsRequest
+    def listing(self) -> Listing:
+        """Every group of every type (classic, consumer, share, streams) the brokers list, and
+        what could not be listed: the one listing of every "all groups" path.
 
-        if self.version(ListGroupsRequest) < 5:
-            return None
-        found: dict[str, Listed] = {}
-        pending = kafka_python.broker_ids(self.client)
+        To every broker at once, on its connection: a Metadata of ``__consumer_offsets`` (the
+        partitions it leads, as it sees them), then ListGroups with no filter (v5+ lists share
+        and streams groups, which librdkafka's ListGroups leaves out). A broker answers one
+        connection's requests in order, so its list covers the partitions its Metadata says it
+        leads. A partition no broker that answered claims has groups nobody listed: while its
+        leader answers that it is loading groups (COORDINATOR_LOAD_IN_PROGRESS, ...) or does
+        not lead it yet (leadership moving: a restart), everything is asked again, within the
+        timeout; what is left then is in ``loading``. A broker that does not answer and a
+        partition without a leader are not waited for: ``missed`` names them."""
         deadline = time.monotonic() + self.admin.timeout
-        while pending:
-            requests = [
-                (node, ListGroupsRequest(states_filter=[], types_filter=[])) for node in pending
-            ]
-            responses = kafka_python.send_all(self.client, requests, "listing groups")
-            pending, code = [], 0
-            for (node, _r), response in zip(requests, responses, strict=True):
-                if response.error_code in _RETRIABLE:  # a coordinator still loading, say
-                    pending.append(node)
-                    code = response.error_code
-                elif response.error_code:
-                    raise KctlError(
-                        f"listing groups on broker {node}", _error_name(response.error_code)
-                    )
-                for g in response.groups:
-                    kind = g.group_type if g.group_type in GROUP_TYPES else "unknown"
-                    state = _STATE_NAMES.get(g.group_state.upper(), g.group_state or "Unknown")
-                    found[g.group_id] = Listed(g.group_id, state, kind, not g.protocol_type)
-            _backoff(deadline, bool(pending), "listing groups", code)
-        return [found[g] for g in sorted(found)]
+        while True:
+            try:
+                found, loading, missed, moving = self._list_once()
+            except kafka_python.NoAnswer:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)  # the broker asked for metadata is away: another is asked
+                continue
+            if not (loading or moving) or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        return Listing([found[g] for g in sorted(found)], loading, [*missed, *moving])
+
+    def _list_once(self) -> tuple[dict[str, Listed], dict[int, str], list[str], list[str]]:
+        """One round of :meth:`listing`: the groups found, the brokers loading (-> error name),
+        what was missed for good and what is moving (sentences)."""
+        from kafka.protocol.admin import ListGroupsRequest
+        from kafka.protocol.metadata import MetadataRequest
+
+        def metadata() -> Any:
+            topic = MetadataRequest.MetadataRequestTopic(name=OFFSETS_TOPIC)
+            return MetadataRequest(topics=[topic], allow_auto_topic_creation=False)
+
+        def leaders(md: Any) -> dict[int, int]:
+            topics = [t for t in md.topics if t.name == OFFSETS_TOPIC and not t.error_code]
+            return {p.partition_index: p.leader_id for t in topics for p in t.partitions}
+
+        cluster = self.send(metadata(), "reading the cluster's brokers")
+        where = leaders(cluster)  # partition -> leader, as one broker sees it
+        brokers = sorted(b.node_id for b in cluster.brokers)
+        requests: list[tuple[int, Any]] = []
+        everything: dict[str, list[str]] = {"states_filter": [], "types_filter": []}
+        for node in brokers:
+            requests += [(node, metadata()), (node, ListGroupsRequest(**everything))]
+        answers = kafka_python.send_each(self.client, requests, "listing groups")
+        found: dict[str, Listed] = {}
+        loading: dict[int, str] = {}
+        away: dict[int, str] = {}
+        claimed: set[int] = set()
+        for i, node in enumerate(brokers):
+            md, listed = answers[2 * i], answers[2 * i + 1]
+            failed = next((a for a in (md, listed) if isinstance(a, kafka_python.NoAnswer)), None)
+            if failed is not None:
+                away[node] = str(failed.why)
+                continue
+            if listed.error_code in _RETRIABLE:  # a coordinator still loading, say
+                loading[node] = _error_name(listed.error_code)
+                continue
+            if listed.error_code:
+                raise KctlError(f"listing groups on broker {node}", _error_name(listed.error_code))
+            own = leaders(md)
+            for p, leader in own.items():
+                where.setdefault(p, leader)
+                if leader == node:
+                    claimed.add(p)
+            for g in listed.groups:
+                kind = getattr(g, "group_type", "") or ""
+                state = getattr(g, "group_state", "") or ""
+                found[g.group_id] = Listed(
+                    g.group_id,
+                    _STATE_NAMES.get(state.upper(), state or "Unknown"),
+                    kind if kind in GROUP_TYPES else "unknown",
+                    not g.protocol_type,
+                )
+        return found, loading, *partial.unlisted(where, claimed, loading, away)
 
     # -- DescribeGroups -------------------------------------------------------------------
 
@@ -278,7 +372,8 @@ class GroupReader(kafka_python.LazyClient):
         dead = [gid for gid in group_ids if gid in out and out[gid].state == "Dead"]
         if dead:
             out.update(self.describe_streams(dead))
-        return {gid: out[gid] for gid in group_ids if gid in out}
+        unread = self.unread or {}
+        return {gid: out[gid] for gid in group_ids if gid in out and gid not in unread}
 
     def describe_share(self, group_ids: list[str]) -> dict[str, Group]:
         """ShareGroupDescribe (KIP-932) for groups neither DescribeGroups nor
@@ -424,21 +519,6 @@ class GroupReader(kafka_python.LazyClient):
             t.topic_name: (t.error_message or _error_name(t.error_code)) if t.error_code else None
             for t in response.responses
         }
-
-    def list_typed_groups(self, kind: str) -> list[Listed]:
-        """Groups of a type librdkafka's ListGroups leaves out (share, streams): ListGroups v5
-        with that type filter, to every broker."""
-        from kafka.protocol.admin import ListGroupsRequest
-
-        if self.version(ListGroupsRequest) < 5:
-            return []
-        found: dict[str, Listed] = {}
-        for b in self.client.describe_cluster()["brokers"]:
-            request = ListGroupsRequest(states_filter=[], types_filter=[kind])
-            response = self.send(request, f"listing {kind} groups", node_id=b["broker_id"])
-            for g in response.groups:
-                found[g.group_id] = Listed(g.group_id, g.group_state or "Unknown", kind, False)
-        return [found[g] for g in sorted(found)]
 
     def describe_streams(self, group_ids: list[str]) -> dict[str, Group]:
         """StreamsGroupDescribe (KIP-1071, Kafka 4.1+) for groups no other describe knows:
@@ -667,13 +747,9 @@ def _epoch_group(g: Any, node: int, members: list[Member], kind: str) -> Group:
     )
 
 
-def _backoff(deadline: float, again: bool, what: str, code: int) -> None:
-    """Between retries of a retriable coordinator error: a short wait, bounded by the timeout."""
-    if not again:
-        return
-    if time.monotonic() >= deadline:
-        raise KctlError(what, f"{_error_name(code)}: the coordinator did not settle in time")
-    time.sleep(0.1)
+def _no_answer(node: int, exc: KctlError) -> str:
+    """Why a coordinator's groups were not read: it did not answer."""
+    return f"their coordinator, broker {node}, did not answer: {exc.why}"
 
 
 def _member(m: Any) -> Member:
@@ -709,7 +785,7 @@ def committed_offsets(admin: Admin, group_ids: list[str]) -> dict[str, dict[TP, 
 
 
 def require_known(
-    admin: Admin,
+    reader: GroupReader,
     groups: dict[str, Group],
     committed: dict[str, dict[TP, int]],
     listed: list[Listed] | None = None,
@@ -719,46 +795,45 @@ def require_known(
     suspects = rules.unknown_suspects(groups, committed)
     if not suspects:
         return
-    names = {g.group for g in (listed if listed is not None else list_groups(admin))}
+    names = {g.group for g in (listed if listed is not None else reader.listing().groups)}
     rules.check_known(groups, suspects, names)
 
 
 def choose_groups(
-    admin: Admin, groups: list[str], all_groups: bool, *, default_all: bool = False
-) -> tuple[list[str], list[Listed] | None]:
-    """The groups named (each once), or every listed group; also the listing when one was
-    made (``default_all``: no group named means every group)."""
+    reader: GroupReader, groups: list[str], all_groups: bool, *, default_all: bool = False
+) -> tuple[list[str], Listing | None]:
+    """The groups named (each once), or every listed group (:meth:`GroupReader.listing`);
+    also the listing when one was made (``default_all``: no group named means every
+    group)."""
     if rules.lists_every_group(groups, all_groups, default_all=default_all):
-        listed = list_groups(admin)
-        return [g.group for g in listed], listed
+        listing = reader.listing()
+        return [g.group for g in listing.groups], listing
     return list(dict.fromkeys(groups)), None
 
 
-def list_described(admin: Admin, types: set[str]) -> tuple[list[Listed], dict[str, Group]]:
-    """The groups the cluster lists, of ``types`` (all when empty), and their descriptions.
-    librdkafka's ListGroups leaves share and streams groups out: ListGroups v5 with a type
-    filter finds those."""
+def list_described(admin: Admin, types: set[str]) -> tuple[Listing, dict[str, Group]]:
+    """The groups the cluster lists (:meth:`GroupReader.listing`), of ``types`` (all when
+    empty), and their descriptions. Brokers still loading groups when the timeout runs out
+    fail it (:func:`kctl.lag.partial.check_listed`)."""
     with GroupReader(admin) as reader:
-        every_type = reader.list_all()
-        if every_type is not None:
-            listed = [g for g in every_type if not types or g.type in types]
-            return listed, reader.describe([g.group for g in listed])
-        everything = list_groups(admin)
-        for kind in ("share", "streams"):
-            if not types or kind in types:
-                known = {g.group for g in everything}
-                everything += [g for g in reader.list_typed_groups(kind) if g.group not in known]
-        listed = [g for g in everything if not types or g.type in types]
-        return listed, reader.describe([g.group for g in listed])
+        listing = reader.listing()
+        partial.check_listed(listing.loading)
+        listing.groups = [g for g in listing.groups if not types or g.type in types]
+        return listing, reader.describe([g.group for g in listing.groups])
 
 
 def describe_for(admin: Admin, groups: list[str], all_groups: bool, view: str) -> Described:
     """What ``groups describe`` shows in ``view`` (offsets, members, state): the groups'
     descriptions, and their lag rows (offsets), or share groups' start offsets (offsets of
-    share groups only), or the brokers' addresses (state). Unknown groups are refused."""
-    ids, listed = choose_groups(admin, groups, all_groups)
-    found = Described(view, ids, {})
+    share groups only), or the brokers' addresses (state). Unknown groups are refused; with
+    ``all_groups``, what the listing missed is in ``unlisted``."""
     with GroupReader(admin) as reader:
+        ids, listing = choose_groups(reader, groups, all_groups)
+        listed = listing.groups if listing is not None else None
+        found = Described(view, ids, {})
+        if listing is not None:
+            partial.check_listed(listing.loading)
+            found.unlisted = listing.missed
         found.groups = reader.describe(ids)
         if rules.share_offsets_view(ids, found.groups, view):
             found.share_offsets = reader.share_offsets(ids)
@@ -768,7 +843,7 @@ def describe_for(admin: Admin, groups: list[str], all_groups: bool, view: str) -
         else:
             known = {g: d for g, d in found.groups.items() if d.type != "share"}
             others = [gid for gid in ids if gid not in found.groups or gid in known]
-            require_known(admin, known, reader.committed(others), listed)
+            require_known(reader, known, reader.committed(others), listed)
     if view == "state":
         brokers = admin.metadata().brokers
         found.addresses = {b: f"{node.host}:{node.port}" for b, node in brokers.items()}
@@ -779,7 +854,7 @@ def describe_known(admin: Admin, group_ids: list[str]) -> dict[str, Group]:
     """The groups' descriptions; a group that does not exist is an error."""
     with GroupReader(admin) as reader:
         described = reader.describe(group_ids)
-        require_known(admin, described, reader.committed(group_ids))
+        require_known(reader, described, reader.committed(group_ids))
     return described
 
 
@@ -801,7 +876,7 @@ def delete_group_offsets(
             errors = reader.delete_share_offsets(group, topics)
             return OffsetsDeleted(group, share_topics=topics, topic_errors=errors)
         reader.require_offset_delete(f"deleting offsets of group {group!r}")
-        require_known(admin, {group: described}, reader.committed([group]))
+        require_known(reader, {group: described}, reader.committed([group]))
         confirm(f"Delete {len(tps)} committed offset(s) of group {group!r}?")
         return OffsetsDeleted(group, tps, reader.delete_offsets(group, tps))
 
@@ -815,9 +890,16 @@ def lag_samples(
     *,
     time_lag: bool = False,
     notes: list[str] | None = None,
+    unread: dict[str, str] | None = None,
+    maybe_gone: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """One row per (group, topic, partition) in the lag-sample schema of DESIGN.md, minus
     ``ts_ms`` and ``cluster`` (:func:`kctl.lag.rows.lag_rows`), for groups of every type.
+
+    ``unread`` (a dict): a group that cannot be read (its coordinator, or the leader of one of
+    its partitions, does not answer) goes there with why, and has no rows, instead of failing
+    the whole pass. ``maybe_gone``: groups that may no longer exist (read again from an earlier
+    pass): one that does not is left out instead of being an error.
 
     The partitions of a group are those it has a position on (committed offsets; a share
     group's start offsets) plus those assigned to its members. Positions are read before the
@@ -829,13 +911,23 @@ def lag_samples(
     line in ``notes``."""
     from kctl.lag import rows as lag_rows
 
-    described = reader.describe(group_ids)
-    shares = [g for g in group_ids if g in described and described[g].type == "share"]
-    committed = reader.committed([g for g in group_ids if g not in shares])
-    share_offsets = reader.share_offsets(shares) if shares else {}
-    require_known(admin, described, committed, listed)
+    if unread is not None:
+        with reader.tolerant() as skipped:
+            found = _read_groups(reader, group_ids)
+        unread.update(skipped)
+    else:
+        found = _read_groups(reader, group_ids)
+    described, committed, share_offsets = found
+    group_ids = [g for g in group_ids if unread is None or g not in unread]
+    require_known(reader, {g: d for g, d in described.items() if g not in maybe_gone}, committed,
+                  listed)  # fmt: skip
     plan = lag_rows.lag_plan(described, group_ids, committed, share_offsets, topics)
-    marks = watermarks(admin, plan.partitions(), reader)
+    lost: dict[TP, str] | None = {} if unread is not None else None
+    marks = watermarks(admin, plan.partitions(), reader, failed=lost)
+    if unread is not None and lost:
+        unread.update(partial.unread_by_partitions(plan.wanted, lost))
+        group_ids = [g for g in group_ids if g not in unread]
+        plan = lag_rows.lag_plan(described, group_ids, committed, share_offsets, topics)
     times: dict[tuple[TP, int], int] | None = None
     now_ms = 0
     if time_lag:
@@ -845,6 +937,24 @@ def lag_samples(
         if failed and notes is not None:
             notes.append(rules.unread_times_note(failed))
     return lag_rows.lag_rows(plan, marks, times, now_ms)
+
+
+def _read_groups(
+    reader: GroupReader, group_ids: list[str]
+) -> tuple[dict[str, Group], dict[str, dict[TP, int]], dict[str, dict[TP, tuple[int, int]]]]:
+    """The groups' descriptions, the commits of those that commit and share groups' start
+    offsets; a tolerant reader's ``unread`` groups are left out of all three."""
+    described = reader.describe(group_ids)
+    skip = reader.unread or {}
+    shares = [g for g in group_ids if g in described and described[g].type == "share"]
+    committed = reader.committed([g for g in group_ids if g not in shares and g not in skip])
+    share_offsets = reader.share_offsets(shares) if shares else {}
+    skip = reader.unread or {}
+    return (
+        {g: d for g, d in described.items() if g not in skip},
+        {g: c for g, c in committed.items() if g not in skip},
+        {g: o for g, o in share_offsets.items() if g not in skip},
+    )
 
 
 def first_record_times(
@@ -883,19 +993,41 @@ def lag_pass(
     topics: list[str] | None = None,
     *,
     time_lag: bool = False,
+    partial_ok: bool = False,
+    seen: list[str] | None = None,
 ) -> LagPass:
     """One lag pass: the groups named, or every group the cluster lists (none named means
     every group), and their lag rows (only ``topics``, when given; with ``time_lag_ms`` when
-    ``time_lag``), stamped with the time the pass began."""
-    ids, listed = choose_groups(admin, groups, all_groups, default_all=True)
+    ``time_lag``), stamped with the time the pass began.
+
+    ``partial_ok``: a group that cannot be read is in the pass's ``unread`` instead of
+    failing it, and what the listing missed in ``unlisted`` and ``loading`` (else a listing
+    still loading fails, and what it missed is in ``unlisted``). ``seen``: groups an earlier
+    pass read (the exporter's); every group asked for, those the listing leaves out are read
+    still, and left out only when they turn out not to exist: a coordinator that has just
+    taken over a group may answer ListGroups before it has loaded it."""
+    ids, listing = choose_groups(reader, groups, all_groups, default_all=True)
+    listed = listing.groups if listing is not None else None
+    maybe_gone: frozenset[str] = frozenset()
+    if listing is not None:
+        if not partial_ok:
+            partial.check_listed(listing.loading)
+        maybe_gone = frozenset(seen or []) - set(ids)
+        ids += sorted(maybe_gone)
     ts_ms = int(time.time() * 1000)
     notes: list[str] = []
-    rows = (
-        lag_samples(admin, reader, ids, topics or None, listed, time_lag=time_lag, notes=notes)
-        if ids
-        else []
-    )
-    return LagPass(ts_ms, ids, rows, notes)
+    unread: dict[str, str] | None = {} if partial_ok else None
+    rows: list[dict[str, Any]] = []
+    if ids:
+        rows = lag_samples(admin, reader, ids, topics or None, listed, time_lag=time_lag,
+                           notes=notes, unread=unread, maybe_gone=maybe_gone)  # fmt: skip
+    unread = unread or {}
+    read = [g for g in ids if g not in unread]
+    if maybe_gone:  # those that do not exist any more are not in the pass
+        read = [g for g in read if g not in maybe_gone or any(r["group"] == g for r in rows)]
+    return LagPass(ts_ms, read, rows, notes, unread,
+                   listing.missed if listing is not None else [],
+                   listing.loading if listing is not None else {})  # fmt: skip
 
 
 def watch_lag(
@@ -925,7 +1057,9 @@ def watch_lag(
             return record_samples(record, rows, cluster_id, ts_ms)
 
         return run_passes(
-            lambda: lag_pass(admin, reader, groups, all_groups, topics, time_lag=time_lag),
+            lambda: lag_pass(
+                admin, reader, groups, all_groups, topics, time_lag=time_lag, partial_ok=True
+            ),
             show,
             note,
             every=all_groups or not groups,
@@ -938,27 +1072,79 @@ def watch_lag(
 
 
 def watermarks(
-    admin: Admin, tps: list[TP], client: kafka_python.LazyClient | None = None
+    admin: Admin,
+    tps: list[TP],
+    client: kafka_python.LazyClient | None = None,
+    *,
+    failed: dict[TP, str] | None = None,
 ) -> dict[TP, tuple[int, int]]:
     """(log start, log end) per partition. Partitions that do not exist (a deleted topic a
     group still has offsets for) are left out. With ``client`` (a kafka-python pool already
     open): one Metadata and one ListOffsets per partition leader per end, all sent at once;
-    without, two librdkafka ListOffsets rounds, each batched per leader."""
+    without, two librdkafka ListOffsets rounds, each batched per leader. ``failed`` (with
+    ``client``): a partition without a leader, or whose leader does not answer, goes there
+    (partition -> why) and is left out, instead of failing the whole call."""
     from kctl.broker.offsets import list_offsets
 
     if not tps:
         return {}
     if client is not None:
-        from kctl.broker.offsets import EARLIEST, LATEST, Spec, read_offsets
+        from kctl.broker.offsets import EARLIEST, LATEST, Spec, leaders, read_offsets
 
-        starts_, ends_ = read_offsets(
-            client.client, tps, [Spec(EARLIEST), Spec(LATEST)], timeout=admin.timeout,
-            skip_gone=True,
-        )  # fmt: skip
+        specs = [Spec(EARLIEST), Spec(LATEST)]
+        if failed is None:
+            starts_, ends_ = read_offsets(client.client, tps, specs, timeout=admin.timeout,
+                                          skip_gone=True)  # fmt: skip
+        else:
+            topics = sorted({t for t, _ in tps})
+            try:
+                where = leaders(client.client, topics)
+            except kafka_python.NoAnswer:  # the broker asked is away: another is asked
+                where = leaders(client.client, topics)
+            for tp in tps:
+                if where.get(tp, 0) < 0:
+                    failed[tp] = "the partition has no leader"
+            live = [tp for tp in tps if tp not in failed]
+            try:
+                starts_, ends_ = read_offsets(client.client, live, specs, timeout=admin.timeout,
+                                              skip_gone=True, known_leaders=where)  # fmt: skip
+            except KctlError:  # a leader does not answer: each leader on its own
+                starts_, ends_ = _offsets_per_leader(admin, client, live, where, failed)
         return {tp: (starts_[tp][0], ends_[tp][0]) for tp in tps if tp in starts_ and tp in ends_}
     starts = list_offsets(admin, tps, "earliest", skip_gone=True)
     ends = list_offsets(admin, tps, "latest", skip_gone=True)
     return {tp: (starts[tp], ends[tp]) for tp in tps if tp in starts and tp in ends}
+
+
+def _offsets_per_leader(
+    admin: Admin,
+    client: kafka_python.LazyClient,
+    tps: list[TP],
+    where: dict[TP, int],
+    failed: dict[TP, str],
+) -> list[dict[TP, tuple[int, int]]]:
+    """:func:`watermarks` after a leader did not answer: the partitions of each leader asked
+    on their own, those of a leader that fails put in ``failed``."""
+    from kctl.broker.offsets import EARLIEST, LATEST, Spec, read_offsets
+
+    by_leader: dict[int, list[TP]] = defaultdict(list)
+    for tp in tps:
+        if tp in where:  # else gone: left out
+            by_leader[where[tp]].append(tp)
+    starts: dict[TP, tuple[int, int]] = {}
+    ends: dict[TP, tuple[int, int]] = {}
+    for leader, part in sorted(by_leader.items()):
+        try:
+            s, e = read_offsets(client.client, part, [Spec(EARLIEST), Spec(LATEST)],
+                                timeout=admin.timeout, skip_gone=True,
+                                known_leaders={tp: leader for tp in part})  # fmt: skip
+        except KctlError as exc:
+            for tp in part:
+                failed[tp] = f"its leader, broker {leader}, did not answer ({exc.why or exc})"
+            continue
+        starts.update(s)
+        ends.update(e)
+    return [starts, ends]
 
 
 def offsets_for_time(admin: Admin, tps: list[TP], ts_ms: int) -> dict[TP, int]:

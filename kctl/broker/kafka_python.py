@@ -104,11 +104,35 @@ def admin_client(conn: Connection) -> Iterator[Any]:
         client.close()
 
 
+class NoAnswer(KctlError):
+    """A request got no answer: the broker could not be reached, the connection broke, or the
+    request timed out (kafka-python raised; an error the broker answers is in the response)."""
+
+
+def _no_answer(what: str, exc: BaseException) -> NoAnswer:
+    return NoAnswer(what, str(exc) or type(exc).__name__)
+
+
+def _learn(manager: Any, nodes: list[int | None]) -> None:
+    """Before requests to ``nodes``: when the client's metadata does not know one of them (a
+    broker that registered after the client started, as when brokers restart one by one),
+    read the cluster's metadata again (kafka-python's own refresh, one Metadata request). A
+    node still unknown then fails its request as before (UnknownBrokerIdError)."""
+    from kafka.errors import KafkaError
+
+    known = {b.node_id for b in manager.cluster.brokers()}
+    if any(n is not None and n not in known for n in nodes):
+        with suppress(KafkaError):
+            manager.run(manager.cluster.refresh_metadata)
+
+
 def send(client: Any, request: Any, what: str, node_id: int | None = None) -> Any:
-    """Send one protocol request (to ``node_id``, else any broker) and return its response."""
+    """Send one protocol request (to ``node_id``, else any broker) and return its response;
+    :class:`NoAnswer` when none comes."""
     from kafka.errors import KafkaError
 
     manager = client._manager
+    _learn(manager, [node_id])
 
     async def call() -> Any:
         if node_id is None:
@@ -118,7 +142,7 @@ def send(client: Any, request: Any, what: str, node_id: int | None = None) -> An
     try:
         return manager.run(call)
     except KafkaError as exc:
-        raise KctlError(what, str(exc) or type(exc).__name__) from exc
+        raise _no_answer(what, exc) from exc
 
 
 def send_any(client: Any, request: Any, what: str, first: int) -> Any:
@@ -178,6 +202,7 @@ def send_all(client: Any, requests: list[tuple[int, Any]], what: str) -> list[An
     manager = client._manager
     if not requests:
         return []
+    _learn(manager, [node for node, _request in requests])
     out: list[Any] = [None] * len(requests)
     for wave in waves(requests):
 
@@ -189,13 +214,41 @@ def send_all(client: Any, requests: list[tuple[int, Any]], what: str) -> list[An
             for i, response in zip(wave, manager.run(call), strict=True):
                 out[i] = response
         except KafkaError as exc:
-            raise KctlError(what, str(exc) or type(exc).__name__) from exc
+            raise _no_answer(what, exc) from exc
     return out
 
 
-def broker_ids(client: Any) -> list[int]:
-    """The brokers the client's last Metadata listed (no request of its own)."""
-    return sorted(b.node_id for b in client._manager.cluster.brokers())
+def send_each(client: Any, requests: list[tuple[int, Any]], what: str) -> list[Any]:
+    """:func:`send_all`, but a request that gets no answer does not fail the others: its place
+    in the answer holds a :class:`NoAnswer` (naming its node) instead of a response. For
+    callers that go on with the brokers that answer (a broker down, say)."""
+    from kafka.errors import KafkaError
+
+    manager = client._manager
+    _learn(manager, [node for node, _request in requests])
+    out: list[Any] = [None] * len(requests)
+    for wave in waves(requests):
+
+        async def call(wave: list[int] = wave) -> list[Any]:
+            futures: list[Any] = []
+            for i in wave:
+                try:  # an unknown node id raises here, not in the future
+                    futures.append(manager.send(requests[i][1], node_id=requests[i][0]))
+                except KafkaError as exc:
+                    futures.append(exc)
+            answers: list[Any] = []
+            for i, f in zip(wave, futures, strict=True):
+                try:
+                    answers.append(f if isinstance(f, KafkaError) else await f)
+                except KafkaError as exc:
+                    answers.append(exc)
+                if isinstance(answers[-1], KafkaError):
+                    answers[-1] = _no_answer(f"{what} (broker {requests[i][0]})", answers[-1])
+            return answers
+
+        for i, answer in zip(wave, manager.run(call), strict=True):
+            out[i] = answer
+    return out
 
 
 def api_version(client: Any, request_class: Any) -> int:

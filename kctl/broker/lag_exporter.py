@@ -7,9 +7,15 @@ and turns the result into metric families (:func:`kctl.lag.metrics.families`), k
 latest snapshot. prometheus_client's HTTP server, bound to exactly HOST:PORT, serves that
 snapshot: a scrape never touches the cluster.
 
-A failed collection (brokers away: bounded by the connection's timeout) keeps the last
+A failed collection (brokers away: bounded by the connection's timeout; or not one group
+read) keeps the last
 snapshot's lag series, sets ``kctl_lag_exporter_stale`` to 1, counts the error and writes one
-stderr line per failure streak (and one when collections succeed again). SIGTERM ends it with
+stderr line per failure streak (and one when collections succeed again). A partial collection
+(some groups not listed or not read: a broker away, coordinators still loading after a
+restart) serves the groups it read fresh and keeps the last series of the groups it could not
+read, marked ``kctl_consumergroup_stale`` 1, with ``kctl_lag_exporter_stale`` 1 as well: lag
+series never vanish, nor read 0, because a coordinator is not there yet
+(:func:`kctl.lag.partial.carry_over`). SIGTERM ends it with
 exit 0 (a daemon asked to stop), SIGINT (Ctrl-C) with 130 (as ``groups lag --watch``): the
 HTTP server is shut down and closed first.
 """
@@ -99,8 +105,10 @@ class Collector:
         self.windows = StatusWindows()
         self.health = Health()
         self.rows: list[dict[str, Any]] = []
+        self.last: dict[str, list[dict[str, Any]]] = {}  # per group, the rows last read
         self.statuses: dict[tuple[str, str, int], str | None] = {}
         self.failures = 0  # failed collections in the current streak
+        self.partials = 0  # partial collections in the current streak
         self._reader: Any = None
 
     def _pass(self) -> Any:
@@ -109,7 +117,7 @@ class Collector:
         if self._reader is None:
             self._reader = GroupReader(self.admin)
         return lag_pass(self.admin, self._reader, self.groups, self.all_groups, self.topics,
-                        time_lag=True)  # fmt: skip
+                        time_lag=True, partial_ok=True, seen=sorted(self.last))  # fmt: skip
 
     def _save(self, rows: list[dict[str, Any]], ts_ms: int) -> None:
         from kctl.lag.samples import record_samples
@@ -121,14 +129,22 @@ class Collector:
 
     def collect_once(self) -> None:
         from kctl.lag.metrics import families
+        from kctl.lag.partial import carry_over, pass_warnings
 
         began_s, began = time.time(), time.monotonic()
         failure: str | None = None
+        gaps: list[str] = []  # what a partial collection could not read
         passed = False
         try:
             done = self._pass()
-            self.rows = done.rows
-            self.statuses = self.windows.observe(done.rows, done.ts_ms)
+            gaps = [line.removeprefix("kctl: warning: ") for line in pass_warnings(done)]
+            if gaps and not done.groups:  # not one group read: the cluster is away
+                more = f"; and {len(gaps) - 1} more" if len(gaps) > 1 else ""
+                raise KctlError("no group could be read", gaps[0] + more)
+            kept = carry_over(self.last, done.rows, done.groups, False, done.unread)
+            statuses = self.windows.observe(done.rows, done.ts_ms, keep=kept.stale)
+            statuses.update({k: v for k, v in self.statuses.items() if k[0] in kept.stale})
+            self.rows, self.last, self.statuses = kept.rows, kept.last, statuses
             passed = True
             if self.record is not None:
                 self._save(done.rows, done.ts_ms)
@@ -138,34 +154,56 @@ class Collector:
             import sys
 
             failure = _failure_text(sys.exc_info()[1])  # type: ignore[arg-type]
+        if not passed:
+            gaps = []
+            kept = carry_over(self.last, [], [], True)
+            self.rows = kept.rows
         took = time.monotonic() - began
         h = self.health
+        complete = passed and not gaps
         self.health = Health(
             collections=h.collections + 1,
             errors=h.errors + (failure is not None),
-            last_success_s=began_s if passed else h.last_success_s,
+            partial=h.partial + (passed and bool(gaps)),
+            last_success_s=began_s if complete else h.last_success_s,
             last_duration_s=took,
             poll_ms=took * 1000 if passed else h.poll_ms,
-            stale=not passed,
+            stale=not complete,
+            stale_groups=frozenset(kept.stale),
         )
         if not passed:
             self._drop_reader()
-        self._streak(failure)
+        self._streak(failure, gaps)
         self.publish(families(self.rows, self.statuses, self.health, self.cluster_name))
 
-    def _streak(self, failure: str | None) -> None:
-        """One stderr line when a failure streak begins, one when it ends."""
-        if failure is not None:
-            if not self.failures:
+    def _streak(self, failure: str | None, gaps: list[str]) -> None:
+        """One stderr line when a streak of failed or partial collections begins, one when it
+        ends."""
+        if failure is None and not gaps:
+            if self.failures or self.partials:
+                streak = ((self.failures, "failed"), (self.partials, "partial"))
+                counts = " and ".join(f"{n} {what}" for n, what in streak if n)
+                self.note(f"lag collection succeeded again after {counts} collection(s)")
+            self.failures = self.partials = 0
+            return
+        if not self.failures and not self.partials:
+            if failure is not None:
                 self.note(
                     f"kctl: warning: lag collection failed ({failure}); serving the last "
                     f"collection marked stale (kctl_lag_exporter_stale 1), retrying every "
                     f"{self.interval:g}s"
                 )
+            else:
+                more = f"; and {len(gaps) - 1} more" if len(gaps) > 1 else ""
+                self.note(
+                    f"kctl: warning: lag collection partial ({gaps[0]}{more}); serving the "
+                    "last values of the groups not read marked stale (kctl_consumergroup_stale "
+                    f"1, kctl_lag_exporter_stale 1), retrying every {self.interval:g}s"
+                )
+        if failure is not None:
             self.failures += 1
-        elif self.failures:
-            self.note(f"lag collection succeeded again after {self.failures} failed collection(s)")
-            self.failures = 0
+        else:
+            self.partials += 1
 
     def _drop_reader(self) -> None:
         """After a failure, the next collection starts on a new connection pool (coordinators

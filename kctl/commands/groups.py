@@ -64,8 +64,8 @@ def list_(
 
     types = R.group_types(type_)
     states = R.group_states(state)
-    listed, described = G.list_described(Admin(connection(ctx)), types)
-    _show(ctx, R.list_table(listed, described, states))
+    listing, described = G.list_described(Admin(connection(ctx)), types)
+    _show(ctx, R.list_table(listing.groups, described, states, listing.missed))
 
 
 @app.command(
@@ -199,6 +199,7 @@ def lag(
                        record=record, time_lag=timed)  # fmt: skip
     R.check_fail_above(last.group_totals, fail_above)
     R.check_fail_above_seconds(last.time_lags, fail_above_seconds)
+    R.check_complete(last)
 
 
 @app.command(

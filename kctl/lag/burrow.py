@@ -199,13 +199,15 @@ class StatusWindows:
         return len(self._partitions)
 
     def observe(
-        self, rows: Iterable[Mapping[str, Any]], ts_ms: int
+        self, rows: Iterable[Mapping[str, Any]], ts_ms: int, keep: Iterable[str] = ()
     ) -> dict[tuple[str, str, int], str | None]:
         """Add one lag pass (lag rows: group, topic, partition, committed_offset, lag,
         member_id) sampled at ``ts_ms``; the status of every partition in it. Partitions absent
         from the pass are forgotten (memory stays bounded); one that comes back starts a new
-        window."""
-        kept: dict[tuple[str, str, int], PartitionWindow] = {}
+        window. The windows of the groups in ``keep`` (not read by this pass: not known, not
+        gone) stay as they are."""
+        held = set(keep)
+        kept = {key: w for key, w in self._partitions.items() if key[0] in held}
         result: dict[tuple[str, str, int], str | None] = {}
         for row in rows:
             key = (row["group"], row["topic"], int(row["partition"]))

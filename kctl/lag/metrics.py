@@ -25,7 +25,9 @@ estimate: ``time_lag_ms`` / 1000.
 
 kctl's own families: ``kctl_consumergroup_status`` (one series per group and Burrow group status,
 1 for the group's status and 0 for the others), ``kctl_consumergroup_severity`` (the worst
-partition status as a number) and the collector's health (``kctl_lag_exporter_*``).
+partition status as a number), ``kctl_consumergroup_stale`` (1 for a group whose series are
+kept from an earlier collection, the last one could not read it) and the collector's health
+(``kctl_lag_exporter_*``).
 """
 
 from __future__ import annotations
@@ -57,15 +59,19 @@ class Health:
     ``collections``: lag passes attempted; ``errors``: those that failed; ``last_success_s``:
     unix seconds when the last successful pass began (None before the first);
     ``last_duration_s``: how long the last pass took, failed or not (None before the first
-    ends); ``poll_ms``: how long the last successful pass took; ``stale``: the last pass failed
-    (the lag series are the last successful pass's)."""
+    ends); ``poll_ms``: how long the last pass that read groups took; ``partial``: passes that
+    could not read every group (a broker away, coordinators loading); ``stale``: the last pass
+    failed or was partial (some lag series are from an earlier pass, or missing)."""
 
     collections: int = 0
     errors: int = 0
+    partial: int = 0
     last_success_s: float | None = None
     last_duration_s: float | None = None
     poll_ms: float | None = None
     stale: bool = False
+    # Groups whose series are kept from an earlier pass (their coordinator did not answer).
+    stale_groups: frozenset[str] = frozenset()
 
 
 def _has_lag(row: Mapping[str, Any]) -> bool:
@@ -220,19 +226,26 @@ def health_families(health: Health, cluster: str) -> list[Metric]:
         labels=CLUSTER_LABELS,
     )
     errors.add_metric(labels, float(health.errors))
+    partial = CounterMetricFamily(
+        "kctl_lag_exporter_partial_collections",
+        "Lag collections that could not read every group (a broker away, coordinators loading).",
+        labels=CLUSTER_LABELS,
+    )
+    partial.add_metric(labels, float(health.partial))
     success = GaugeMetricFamily(
         "kctl_lag_exporter_last_success_timestamp_seconds",
-        "Unix time when the last successful collection began (0: none yet).",
+        "Unix time when the last complete collection began (0: none yet).",
         labels=CLUSTER_LABELS,
     )
     success.add_metric(labels, health.last_success_s or 0.0)
     stale = GaugeMetricFamily(
         "kctl_lag_exporter_stale",
-        "1 while the last collection failed: the lag series are from the last successful one.",
+        "1 while the last collection failed or could not read every group: some lag series "
+        "are from an earlier collection (kctl_consumergroup_stale says which) or missing.",
         labels=CLUSTER_LABELS,
     )
     stale.add_metric(labels, 1.0 if health.stale else 0.0)
-    out: list[Metric] = [collections, errors, success, stale]
+    out: list[Metric] = [collections, errors, partial, success, stale]
     if health.last_duration_s is not None:
         duration = GaugeMetricFamily(
             "kctl_lag_exporter_last_collection_duration_seconds",
@@ -252,6 +265,23 @@ def health_families(health: Health, cluster: str) -> list[Metric]:
     return out
 
 
+def stale_families(
+    group_types: Mapping[str, str], stale_groups: frozenset[str], cluster: str
+) -> list[Metric]:
+    """``kctl_consumergroup_stale``: per group served, 1 when its series are kept from an
+    earlier collection (the last one could not read it), 0 when they are fresh."""
+    stale = GaugeMetricFamily(
+        "kctl_consumergroup_stale",
+        "1 when the group's series are from an earlier collection (the last could not read "
+        "it: its coordinator or a partition leader did not answer), 0 when fresh.",
+        labels=GROUP_LABELS,
+    )
+    for group in sorted(group_types):
+        stale.add_metric([cluster, group, group_types[group]],
+                         1.0 if group in stale_groups else 0.0)  # fmt: skip
+    return [stale]
+
+
 def families(
     rows: Sequence[Mapping[str, Any]],
     partition_statuses: Mapping[tuple[str, str, int], str | None],
@@ -260,10 +290,12 @@ def families(
 ) -> list[Metric]:
     """Every family the exporter serves for one snapshot: the lag families of ``rows``, the
     status of each group from ``partition_statuses`` (what
-    :meth:`kctl.lag.burrow.StatusWindows.observe` answered for those rows) and the health."""
+    :meth:`kctl.lag.burrow.StatusWindows.observe` answered for those rows), whether each
+    group's series are stale, and the health."""
     types = {r["group"]: r.get("group_type") or "" for r in rows}
     return [
         *lag_families(rows, cluster),
         *status_families(partition_statuses, types, cluster),
+        *stale_families(types, health.stale_groups, cluster),
         *health_families(health, cluster),
     ]

@@ -62,15 +62,46 @@ class Listed:
     simple: bool
 
 
+@dataclass
+class Listing:
+    """Every group the brokers list (ListGroups to each), and what kept the list from being
+    complete. A group's coordinator is the leader of its partition of ``__consumer_offsets``;
+    a broker lists the groups of the partitions it leads and has loaded. ``loading``: brokers
+    that answered that they are still loading (or moving) groups, with the error; ``missed``:
+    other reasons some groups could not be listed (a broker that does not answer, a partition
+    of ``__consumer_offsets`` without a leader), one sentence each. Complete when both are
+    empty: a group not listed then does not exist."""
+
+    groups: list[Listed]
+    loading: dict[int, str] = field(default_factory=dict)
+    missed: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.loading and not self.missed
+
+
 @dataclass(frozen=True)
 class LagPass:
     """One lag pass: when it sampled, the groups it chose and one row per (group, topic,
-    partition) in the lag-sample schema minus ``ts_ms`` and ``cluster`` (plus ``group_type``)."""
+    partition) in the lag-sample schema minus ``ts_ms`` and ``cluster`` (plus ``group_type``).
+
+    A pass over a cluster with a broker away is partial: ``unread`` holds the groups it chose
+    but could not read (group -> why: their coordinator or a partition leader did not answer),
+    ``unlisted`` and ``loading`` what kept the group list from being complete
+    (:class:`Listing`'s ``missed`` and ``loading``). All empty: the pass is complete."""
 
     ts_ms: int
     groups: list[str]
     rows: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)  # warnings for stderr (unread time lags)
+    unread: dict[str, str] = field(default_factory=dict)
+    unlisted: list[str] = field(default_factory=list)
+    loading: dict[int, str] = field(default_factory=dict)  # brokers still loading groups
+
+    @property
+    def complete(self) -> bool:
+        return not self.unread and not self.unlisted and not self.loading
 
 
 @dataclass
@@ -87,6 +118,7 @@ class Described:
     share_offsets: dict[str, dict[TP, tuple[int, int]]] | None = None
     lag_rows: list[dict[str, Any]] | None = None
     addresses: dict[int, str] | None = None
+    unlisted: list[str] = field(default_factory=list)  # what --all-groups' listing missed
 
 
 @dataclass

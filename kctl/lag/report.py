@@ -5,12 +5,13 @@ out: the command hands it to the output."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kctl.errors import FindingsError, UsageError
 from kctl.lag.arithmetic import lag_flag, lag_totals, negative_lag_warning
+from kctl.lag.partial import incomplete_error
 from kctl.lag.samples import check_record_path
 
 # The column spec (kctl.formatters.cols): ":>" right-justifies.
@@ -70,13 +71,16 @@ class LagReport:
     # Per group the largest time lag of its partitions (None: not asked, or no commit).
     time_lags: dict[str, int | None]
     timed: bool = False  # the pass read time lag (--time-lag)
+    # What the pass could not read: {"group": name, or None for groups not listed, "reason"}.
+    unknown: list[dict[str, Any]] = field(default_factory=list)
 
     def columns(self) -> tuple[str, ...]:
         return lag_columns(self.timed)
 
     def document(self) -> dict[str, Any]:
         """The ``-o json``/``yaml`` document: ts_ms, partitions, topics and groups totals (a
-        group's ``time_lag_ms`` is its largest, null without --time-lag)."""
+        group's ``time_lag_ms`` is its largest, null without --time-lag), and what could not
+        be read (``unknown``: empty when the pass read every group)."""
         types = {r["group"]: r.get("group_type") for r in self.rows}
         return {
             "ts_ms": self.ts_ms,
@@ -96,11 +100,19 @@ class LagReport:
                 }
                 for g, v in sorted(self.group_totals.items())
             ],
+            "unknown": self.unknown,
         }
 
 
-def lag_report(rows: list[dict[str, Any]], ts_ms: int, *, timed: bool = False) -> LagReport:
-    """The report of lag rows sampled at ``ts_ms`` (``timed``: they carry time lag)."""
+def lag_report(
+    rows: list[dict[str, Any]],
+    ts_ms: int,
+    *,
+    timed: bool = False,
+    unknown: list[dict[str, Any]] | None = None,
+) -> LagReport:
+    """The report of lag rows sampled at ``ts_ms`` (``timed``: they carry time lag;
+    ``unknown``: what the pass could not read, :func:`kctl.lag.partial.unknown_entries`)."""
     group_totals, topic_totals = lag_totals(rows)
     time_lags = group_time_lags(rows)
     by_group: dict[str, list[tuple[str, int]]] = {}
@@ -128,6 +140,7 @@ def lag_report(rows: list[dict[str, Any]], ts_ms: int, *, timed: bool = False) -
         topic_totals=topic_totals,
         time_lags=time_lags,
         timed=timed,
+        unknown=list(unknown or []),
     )
 
 
@@ -189,6 +202,15 @@ def check_fail_above_seconds(time_lags: dict[str, int | None], limit: float | No
             f"{len(over)} group(s) with time lag above {limit:g}s",
             f"{worst!r} is {seconds_text(over[worst])} behind",
         )
+
+
+def check_complete(report: LagReport) -> None:
+    """A one-shot ``groups lag`` that could not read every group ends with exit 1 after
+    showing what it read (the warnings named what was not): its totals, and a check that
+    passed, say nothing of the groups it could not read."""
+    error = incomplete_error(report.unknown)
+    if error is not None:
+        raise error
 
 
 def check_fail_above(group_totals: dict[str, int], limit: int | None) -> None:

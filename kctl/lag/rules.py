@@ -112,9 +112,16 @@ LIST_COLUMNS = (
 )  # fmt: skip
 
 
-def list_table(listed: list[Listed], described: dict[str, Group], states: list[str]) -> Table:
+def list_table(
+    listed: list[Listed],
+    described: dict[str, Group],
+    states: list[str],
+    unlisted: list[str] | None = None,
+) -> Table:
     """One row per listed group with the state DescribeGroups reports; ``states`` (any case)
-    keeps only groups in those states. A group gone before it was described is left out."""
+    keeps only groups in those states. A group gone before it was described is left out.
+    ``unlisted``: what the listing missed (:attr:`Listing.missed`), a warning each and exit
+    1 after the rows."""
     wanted = {s.lower() for s in states}
     rows = []
     for g in listed:
@@ -132,7 +139,17 @@ def list_table(listed: list[Listed], described: dict[str, Group], states: list[s
                 "coordinator": d.coordinator,
             }
         )
-    return Table(rows, LIST_COLUMNS)
+    return _unlisted(Table(rows, LIST_COLUMNS), unlisted or [])
+
+
+def _unlisted(table: Table, unlisted: list[str]) -> Table:
+    """``table`` of a listing that missed groups: a warning for each part missed, and exit 1
+    after the rows (it answered for some groups, not all)."""
+    if unlisted:
+        table.notes[:0] = [f"kctl: warning: {why}" for why in unlisted]
+        if table.failure is None:
+            table.failure = KctlError("listing groups incomplete", "see the warnings above")
+    return table
 
 
 # -- describe ---------------------------------------------------------------------------------
@@ -160,14 +177,17 @@ def share_offsets_view(ids: list[str], groups: dict[str, Group], view: str) -> b
 
 
 def describe_table(d: Described) -> Table:
-    """The rows of the view ``d`` was read for."""
+    """The rows of the view ``d`` was read for (with a warning for each part of the listing
+    of ``--all-groups`` that missed groups, and exit 1 then)."""
     if d.share_offsets is not None:
-        return share_offsets_table(d.ids, d.share_offsets, d.groups)
-    if d.view == "state":
-        return state_table(d.groups, d.addresses or {})
-    if d.view == "members":
-        return members_table(d.groups)
-    return offsets_table(d.ids, d.lag_rows or [])
+        table = share_offsets_table(d.ids, d.share_offsets, d.groups)
+    elif d.view == "state":
+        table = state_table(d.groups, d.addresses or {})
+    elif d.view == "members":
+        table = members_table(d.groups)
+    else:
+        table = offsets_table(d.ids, d.lag_rows or [])
+    return _unlisted(table, d.unlisted)
 
 
 def offsets_table(ids: list[str], lag_rows: list[dict[str, Any]]) -> Table:

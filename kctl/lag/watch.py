@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kctl.lag.model import LagPass
+from kctl.lag.partial import check_listed, pass_warnings, unknown_entries
 from kctl.lag.report import LagReport, lag_report, negative_lag_warnings
 
 NO_GROUPS = "no consumer groups in the cluster"
@@ -28,21 +29,26 @@ def run_passes(
 ) -> LagReport:
     """One lag pass, or one every ``watch`` seconds until interrupted; the last report.
 
-    Each pass: ``sample()``; a note when every group was asked for and the cluster has none;
-    ``record(rows, ts_ms)`` (samples written; noted while watching, as ``record_name``); one
-    warning per negative lag; ``show`` the report (``timed``: with time lag); then
-    ``sleep(watch)`` while watching."""
+    Each pass: ``sample()``; a one-shot pass whose group list was still loading when the
+    timeout ran out fails (:func:`kctl.lag.partial.check_listed`); a note when every group was
+    asked for and the cluster has none (only when the list is complete: groups not known yet
+    are not "no groups"); ``record(rows, ts_ms)`` (samples written; noted while watching, as
+    ``record_name``); one warning per part of a partial pass (groups not listed, groups not
+    read) and per negative lag; ``show`` the report (``timed``: with time lag; its ``unknown``
+    says what was not read); then ``sleep(watch)`` while watching."""
     while True:
         done = sample()
-        if every and not done.groups:
+        if not watch:
+            check_listed(done.loading)
+        if every and not done.groups and done.complete:
             note(NO_GROUPS)
         if record is not None:
             n = record(done.rows, done.ts_ms)
             if watch:
                 note(f"recorded {n} sample(s) to {record_name}")
-        for line in [*done.notes, *negative_lag_warnings(done.rows)]:
+        for line in [*pass_warnings(done), *done.notes, *negative_lag_warnings(done.rows)]:
             note(line)
-        report = lag_report(done.rows, done.ts_ms, timed=timed)
+        report = lag_report(done.rows, done.ts_ms, timed=timed, unknown=unknown_entries(done))
         show(report)
         if not watch:
             return report
