@@ -147,28 +147,20 @@ def send(client: Any, request: Any, what: str, node_id: int | None = None) -> An
 
 def send_any(client: Any, request: Any, what: str, first: int) -> Any:
     """Send a request any broker answers (it forwards it to the controller: the KRaft admin
-    requests) to ``first``, else, when that broker cannot be reached (dead but not yet fenced,
+    requests) to ``first``, else, when that broker gives no answer (dead but not yet fenced,
     so still in the metadata), to each other broker in turn. Fails naming every broker tried."""
-    from kafka.errors import KafkaError
-
     tried: list[str] = []
     for node in [first, *(b for b in broker_ids(client) if b != first)]:
         try:
             return send(client, request, what, node_id=node)
-        except KctlError as exc:
-            cause = exc.__cause__
-            if not isinstance(cause, KafkaError) or not _unreachable(cause):
-                raise
+        except NoAnswer as exc:
             tried.append(f"broker {node}: {exc.why}")
-    raise KctlError(what, "; ".join(tried) or "no broker known")
+    raise NoAnswer(what, "; ".join(tried) or "no broker known")
 
 
-def _unreachable(exc: Exception) -> bool:
-    """Whether a kafka-python error means the broker could not be reached (rather than an
-    answer it gave)."""
-    from kafka.errors import KafkaConnectionError, NodeNotReadyError, RequestTimedOutError
-
-    return isinstance(exc, KafkaConnectionError | NodeNotReadyError | RequestTimedOutError)
+def broker_ids(client: Any) -> list[int]:
+    """The brokers the client's last Metadata listed (no request of its own)."""
+    return sorted(b.node_id for b in client._manager.cluster.brokers())
 
 
 # Requests in flight on one kafka-python connection at most (its default
