@@ -353,11 +353,14 @@ def check(
         ],
     }
     emit(Output(rows, cols("version:>", "compatible", "reasons"), doc=doc), output_view(ctx))
-    bad = [str(r["version"]) for r in rows if not r["compatible"]]
+    bad = [r for r in rows if not r["compatible"]]
     if bad:
+        # Apicurio 3 answers is_compatible false without the rule's causes, verbose or not.
+        silent = "" if any(r["_messages"] for r in bad) else "; the registry gave no reasons"
         raise FindingsError(
-            f"{path} is incompatible with {subject!r} version {', '.join(bad)}",
-            f"compatibility {level}, {source} level",
+            f"{path} is incompatible with {subject!r} version "
+            + ", ".join(str(r["version"]) for r in bad),
+            f"compatibility {level}, {source} level{silent}",
         )
 
 

@@ -239,7 +239,8 @@ class RegistryClient:
         doc = self._call("POST", f"/subjects/{quote(subject)}/versions", body, subject=subject)
         new_id = int(doc["id"])
         self._registered[key] = new_id
-        self._by_id.setdefault(new_id, schema)
+        # Not cached by id: a registry may keep another text than the one given (Apicurio 3
+        # answers Avro and JSON schemas in a compact form of its own).
         self._latest.pop(subject, None)
         return new_id
 
