@@ -578,12 +578,15 @@ def import_(
     keep_ids: bool = typer.Option(
         False,
         "--keep-ids",
-        help="Register with the exported ids and versions (the registry's IMPORT mode).",
+        help="Register with the exported ids and versions (the registry's IMPORT mode); an id "
+        "the registry does not keep is an error (exit 1) naming the topics whose records "
+        "carry it.",
     ),
 ) -> None:
     """Register every schema version of an export, in its order (references first, mapped to
     the versions they get here). The registry assigns the ids (on Apicurio: content ids), so
-    they may differ from the exported ones: NEW-ID says; --keep-ids asks for the same ids."""
+    they may differ from the exported ones: NEW-ID says; --keep-ids asks for the same ids and
+    fails when the registry did not keep them all."""
     import json
 
     from kctl.errors import KctlError, UsageError
@@ -649,6 +652,10 @@ def import_(
             client.set_mode(mode or "READWRITE")
     emit(Output(rows, cols("subject", "version:>", "new_version:>", "id:>", "new_id:>")),
          output_view(ctx))  # fmt: skip
+    if keep_ids:
+        from kctl.schemas.transfer import ids_not_kept
+
+        ids_not_kept(client.url, rows)
     moved = sum(1 for r in rows if r["id"] != r["new_id"])
     kept = (
         f"; {moved} got a different id (the registry assigns ids: Apicurio's are content ids)"
