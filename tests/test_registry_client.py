@@ -183,6 +183,23 @@ def test_user_info_in_the_url_is_not_shown(schema_registry: str) -> None:
     c.subjects()  # Apicurio without auth ignores the header
 
 
+def test_ping_answers_or_says_why_in_one_line(client: RegistryClient) -> None:
+    """What dump-segment asks before it prints anything: any registry answer will do."""
+    client.ping()
+    assert client.requests == 1
+    gone = RegistryClient("http://127.0.0.1:9/apis/ccompat/v7")
+    with pytest.raises(KctlError) as e:
+        gone.ping()
+    assert e.value.line() == (
+        "cannot reach the schema registry at http://127.0.0.1:9/apis/ccompat/v7 "
+        "(Connection refused)"
+    )
+    root = client.url.removesuffix("/apis/ccompat/v7")  # Apicurio's root: not the Confluent API
+    with pytest.raises(KctlError) as e:
+        RegistryClient(root).ping()
+    assert "is the URL the base of the Confluent-compatible API?" in e.value.line()
+
+
 def test_bad_url_is_a_usage_error() -> None:
     with pytest.raises(KctlError) as e:
         RegistryClient("127.0.0.1:8081")
