@@ -260,6 +260,7 @@ _REF_HELP = "NAME=SUBJECT:VERSION: a schema this one imports (repeatable)."
     epilog=example(
         "kctl schemas register orders-value orders.avsc",
         "kctl schemas register orders-value order.proto --reference common.proto=common-value:1",
+        "kctl schemas register orders-value order.proto --as-descriptor",
         "kctl schemas register events-value event.schema --type json -o json",
     ),
 )
@@ -269,12 +270,29 @@ def register(
     path: Path = typer.Argument(..., help="The schema file.", metavar="FILE"),
     kind: str | None = typer.Option(None, "--type", help=_TYPE_HELP),
     references: list[str] = typer.Option([], "--reference", help=_REF_HELP),
+    as_descriptor: bool = typer.Option(
+        False,
+        "--as-descriptor",
+        help="Protobuf: register the .proto file as its compiled FileDescriptorProto in base64 "
+        "(what confluent-kafka's ProtobufSerializer registers, and what its "
+        "ProtobufDeserializer reads from a registry that ignores format=serialized).",
+    ),
 ) -> None:
     """Register the schema in FILE under SUBJECT: its id on stdout (the same id and version
     when the subject already holds it), the registry's answer on stderr."""
+    from kctl.errors import UsageError
+
     schema = read_schema(path, kind, references)
+    if as_descriptor and schema.schema_type != "PROTOBUF":
+        raise UsageError(
+            "--as-descriptor is for Protobuf schemas", f"{path} is {schema.schema_type}"
+        )
     client = schema_registry(ctx)
     schema = client.resolve(schema)
+    if as_descriptor:
+        from kctl.schemas.codec import protobuf_descriptor
+
+        schema = protobuf_descriptor(client, schema, path.name)
     from kctl.errors import KctlError
 
     schema_id = client.register(subject, schema)

@@ -12,13 +12,14 @@ sent, nothing of it is (produce's rule for a malformed line, docs/produce.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kctl.errors import UsageError
 from kctl.produce.lines import Record, json_doc_record
 from kctl.schemas.model import (
     JSON,
+    PROTOBUF,
     RECORD_FORMATS,
     Reference,
     RegisteredSchema,
@@ -54,6 +55,8 @@ class Side:
     message: str | None = None
     # --{what}-reference: the subjects the schema file imports (registered with it)
     references: tuple[Reference, ...] = ()
+    # --as-descriptor: a .proto file registered as its base64 FileDescriptorProto
+    descriptor: bool = False
 
     @property
     def schema_type(self) -> str:
@@ -114,6 +117,24 @@ def check_side(
                 f"--{what}-format {fmt} writes {RECORD_FORMATS[fmt]}",
             )
     return Side(what, fmt, schema_file, None, subject, version, message, references)
+
+
+def as_descriptors(sides: list[Side]) -> list[Side]:
+    """``--as-descriptor``: the sides that register a Protobuf schema file do it as its
+    descriptor; a usage error when no side does."""
+    chosen = [
+        replace(s, descriptor=True)
+        if s.schema_file is not None and s.schema_type == PROTOBUF
+        else s
+        for s in sides
+    ]
+    if not any(s.descriptor for s in chosen):
+        raise UsageError(
+            "--as-descriptor applies to a .proto file registered with --value-schema or "
+            "--key-schema",
+            "with --value-format/--key-format protobuf",
+        )
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -367,6 +388,10 @@ def build(
     readers: dict[str, Read] = {}
     resolved: list[Resolved] = []
     for side in sides:
+        if side.descriptor and side.schema_text is not None and side.schema_type == PROTOBUF:
+            name = (side.schema_file or "schema.proto").replace("\\", "/").rsplit("/", 1)[-1]
+            as_text = Schema(PROTOBUF, side.schema_text, side.references)
+            side = replace(side, schema_text=codec.protobuf_descriptor(source, as_text, name).text)
         got = resolve(source, side, topic, strategy, codec.record_name, codec.subject_for)
         encoder = codec.RecordEncoder.for_schema(source, got.registered, message=side.message)
         encoders[side.what] = encoder.encode
