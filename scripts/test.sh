@@ -10,10 +10,13 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
-# The broker and Kafka's own tools (the reference in tests), and the Schema Registry the tests
-# start (Apicurio Registry's app, a 142 MB tar.gz unpacked into kctl's cache), from Maven
-# Central, once: no test downloads.
+# The broker and Kafka's own tools (the reference in tests), and the Schema Registries the tests
+# start (Apicurio Registry 2.6.13.Final and 3.3.3: tar.gz apps of 142 and 159 MB unpacked into
+# kctl's cache; 3.3.3 runs on a Java 21+ found on the machine), from Maven Central, once: no
+# test downloads.
 .venv/bin/kctl local fetch --schema-registry \
+    ${KCTL_TEST_KAFKA_VERSION:+--kafka-version "$KCTL_TEST_KAFKA_VERSION"}
+.venv/bin/kctl local fetch --schema-registry --registry-version 3.3.3 \
     ${KCTL_TEST_KAFKA_VERSION:+--kafka-version "$KCTL_TEST_KAFKA_VERSION"}
 # Keycloak 25.0.6 (146 MB zip, Maven Central), the OpenID Connect server behind the registry's
 # own basic auth in tests/test_local_registry.py: unpacked and pre-built into kctl's cache once.

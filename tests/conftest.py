@@ -244,24 +244,62 @@ def bootstrap(
         broker.stop(state)
 
 
-@pytest.fixture(scope="session")
-def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of the session's Schema Registry (its Confluent-compatible API): Apicurio
-    Registry, started once per session through kctl's own code (kctl.local.registry), as
-    ``kctl local up --schema-registry`` starts it; KCTL_TEST_SCHEMA_REGISTRY=URL uses a running
-    one instead."""
+def _registry_versions() -> list[str]:
+    """The Apicurio Registry versions the registry tests run on, each started once per session:
+    every version kctl runs (KCTL_TEST_REGISTRY_VERSIONS=V[,V...] picks some), or the one
+    registry KCTL_TEST_SCHEMA_REGISTRY names ("given")."""
+    if os.environ.get("KCTL_TEST_SCHEMA_REGISTRY"):
+        return ["given"]
+    from kctl.local.registry import VERSIONS
+
+    chosen = os.environ.get("KCTL_TEST_REGISTRY_VERSIONS")
+    return [v.strip() for v in chosen.split(",") if v.strip()] if chosen else list(VERSIONS)
+
+
+REGISTRY_VERSIONS = _registry_versions()
+_REGISTRY_VERSION_OF: dict[str, str | None] = {}  # the session's registry URLs -> version
+
+
+@pytest.fixture(
+    scope="session", params=REGISTRY_VERSIONS, ids=lambda v: f"apicurio-{v}" if v != "given" else v
+)
+def schema_registry(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The URL of a Schema Registry of the session (its Confluent-compatible API): Apicurio
+    Registry 2.6.13.Final, then 3.3.3 (the fixture is parametrized: every test that uses it runs
+    on both, and pytest orders the tests so each registry is started once), through kctl's own
+    code (kctl.local.registry), as ``kctl local up --schema-registry [--registry-version V]``
+    starts it; KCTL_TEST_SCHEMA_REGISTRY=URL uses a running one instead."""
     given = os.environ.get("KCTL_TEST_SCHEMA_REGISTRY")
-    if given:
+    if request.param == "given" and given:
+        _REGISTRY_VERSION_OF[given] = None
         yield given
         return
+    from kctl.errors import KctlError
     from kctl.local import registry
 
-    state = tmp_path_factory.mktemp("registry-state")
-    info = registry.start(state, port=registry.free_port())
+    state = tmp_path_factory.mktemp(f"registry-state-{request.param}")
+    try:
+        info = registry.start(state, port=registry.free_port(), version=request.param)
+    except KctlError as exc:
+        pytest.fail(
+            f"the test Schema Registry (Apicurio Registry {request.param}) did not start: "
+            f"{exc.line()}",
+            pytrace=False,
+        )
+    _REGISTRY_VERSION_OF[info.url] = info.version
     try:
         yield info.url
     finally:
         registry.stop(state)
+
+
+@pytest.fixture(scope="session")
+def registry_version(schema_registry: str) -> str | None:
+    """The Apicurio Registry version behind ``schema_registry`` (None: a registry given with
+    KCTL_TEST_SCHEMA_REGISTRY), for the tests of what differs between 2.6 and 3.x."""
+    return _REGISTRY_VERSION_OF.get(schema_registry)
 
 
 @pytest.fixture(scope="session")

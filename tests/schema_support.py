@@ -52,6 +52,12 @@ def protoc_module(tmp_path: Path, name: str, text: str) -> Any:
     return protoc(src, tmp_path / "gen", [f"{name}.proto"], [f"{name}_pb2"])[0]
 
 
+def apicurio_3(version: str | None) -> bool:
+    """The registry (``registry_version`` fixture) is Apicurio Registry 3.x, whose Confluent
+    API differs from 2.6's where the tests say so (docs/schemas.md, "Apicurio 3")."""
+    return bool(version) and str(version).startswith("3.")
+
+
 def confluent_client(url: str) -> Any:
     """confluent-kafka's own Schema Registry client on ``url``."""
     from confluent_kafka.schema_registry import SchemaRegistryClient

@@ -119,10 +119,25 @@ def test_an_unknown_decoder_and_a_missing_registry_are_usage_errors(kctl, typed_
     assert r.code == 2 and "KCTL_SCHEMA_REGISTRY_URL" in r.stderr, r
 
 
-def test_an_unreachable_registry_is_one_line_naming_it_exit_1(kctl, typed_segment):
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("--print-data-log",),
+        ("--print-data-log", "--key-decoder", "avro"),
+        ("-o", "json"),
+        ("-o", "jsonl"),
+    ],
+)
+def test_an_unreachable_registry_is_one_line_naming_it_exit_1(kctl, typed_segment, args):
+    """Asked before anything is printed: stdout stays empty (no `Dumping ...`, no `Log
+    starting offset: 0`), one line on stderr, exit 1."""
     seg, _ = typed_segment
     url = "http://127.0.0.1:9/apis/ccompat/v7"
-    r = kctl("dump-segment", str(seg), "--value-decoder", "schema-registry",
+    r = kctl("dump-segment", str(seg), "--value-decoder", "schema-registry", *args,
              env={"KCTL_SCHEMA_REGISTRY_URL": url})  # fmt: skip
     assert r.code == 1, r
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("kctl: error: ") and url in r.stderr
+    assert r.stdout == "", r
+    assert r.stderr == (
+        f"kctl: error: cannot reach the schema registry at {url} (Connection refused)\n"
+    ), r

@@ -1,7 +1,8 @@
-"""The local Schema Registry (kctl.local.registry: Apicurio Registry 2.6.13.Final on loopback):
-started, restarted and stopped through the module as the test session's fixture does, and
-through `kctl local up --schema-registry` / `local status` / `local down` as an operator does;
-the errors an operator meets (no Java, no Maven, a taken port) are one line."""
+"""The local Schema Registry (kctl.local.registry: Apicurio Registry 2.6.13.Final, or 3.3.3, on
+loopback): started, restarted and stopped through the module as the test session's fixture
+does, and through `kctl local up --schema-registry [--registry-version V]` / `local status` /
+`local down` as an operator does, each on both versions; the errors an operator meets (no Java
+or none new enough, no Maven, a taken port) are one line."""
 
 from __future__ import annotations
 
@@ -54,11 +55,15 @@ def kctl(kctl_env):
     return run
 
 
-@pytest.fixture(scope="module")
-def own_registry(tmp_path_factory: pytest.TempPathFactory):
-    """A registry of this module's own (the tests restart it), on a free port."""
+VERSIONS = registry.VERSIONS  # ("2.6.13.Final", "3.3.3")
+
+
+@pytest.fixture(scope="module", params=VERSIONS, ids=lambda v: f"apicurio-{v}")
+def own_registry(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """A registry of this module's own (the tests restart it), on a free port, of each
+    version."""
     state = tmp_path_factory.mktemp("own-registry")
-    info = registry.start(state, port=registry.free_port())
+    info = registry.start(state, port=registry.free_port(), version=request.param)
     try:
         yield state, info
     finally:
@@ -68,6 +73,12 @@ def own_registry(tmp_path_factory: pytest.TempPathFactory):
 def test_start_status_restart_stop(own_registry):
     state, info = own_registry
     assert info.started and info.url == f"http://127.0.0.1:{info.port}/apis/ccompat/v7"
+    if info.version.startswith("3."):  # /health/ready on Quarkus' management port, loopback
+        assert info.management_port and info.management_port != info.port
+        assert "Management interface listening on http://127.0.0.1:" in Path(info.log).read_text()
+        assert registry.ready(info.management_port) and not registry.ready(info.port)
+    else:
+        assert info.management_port is None and registry.ready(info.port)
     assert _get(f"{info.url}/subjects") == []
     subject = f"t-{uuid.uuid4().hex[:8]}-value"
     _register(info.url, subject)
@@ -81,6 +92,7 @@ def test_start_status_restart_stop(own_registry):
 
     restarted = registry.restart(state)  # stop, then start on the same port
     assert restarted.port == info.port and restarted.pid != info.pid
+    assert restarted.version == info.version
     assert not registry.alive(info.pid)
     assert _get(f"{restarted.url}/subjects") == []  # in memory: a restart forgets
     _register(restarted.url, subject)
@@ -92,23 +104,25 @@ def test_kill_then_start_on_the_same_port_and_stop(own_registry):
     assert info is not None
     assert registry.kill(state) is not None and not registry.alive(info.pid)
     assert registry.status(state)["running"] is False
-    back = registry.start(state, port=info.port)
-    assert back.started and back.port == info.port
+    back = registry.start(state, port=info.port, version=info.version)
+    assert back.started and back.port == info.port and back.version == info.version
     assert registry.stop(state) is not None
     assert registry.status(state) == {"running": False} and registry.stop(state) is None
 
 
-def test_local_up_status_down_with_the_registry(kctl, kctl_env):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_local_up_status_down_with_the_registry(kctl, kctl_env, version):
+    chosen = [] if version == registry.DEFAULT_VERSION else ["--registry-version", version]
     r = kctl(
         "local", "up", "--engine", "tansu", "--port", "0",
-        "--schema-registry", "--registry-port", "0", "-o", "json",
+        "--schema-registry", "--registry-port", "0", *chosen, "-o", "json",
     )  # fmt: skip
     try:
         assert r.code == 0, r
         doc = json.loads(r.stdout)
         url = doc["schema_registry"]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/apis/ccompat/v7")
-        assert "Schema Registry (Apicurio Registry 2.6.13.Final) started" in r.stderr
+        assert f"Schema Registry (Apicurio Registry {version}) started" in r.stderr
         assert _get(f"{url}/subjects") == []
         # the profile it wrote carries the registry, and kctl resolves it from there
         saved = yaml.safe_load(Path(kctl_env["KCTL_CONFIG"]).read_text())
@@ -121,17 +135,40 @@ def test_local_up_status_down_with_the_registry(kctl, kctl_env):
         assert status.code == 0, status
         reg = json.loads(status.stdout)["schema_registry"]
         assert reg["running"] and reg["answering"] and reg["url"] == url
+        assert reg["version"] == version
         table = kctl("local", "status", "-o", "plain").stdout
         assert f"schema_registry\t{url}" in table and "schema_registry_running\ttrue" in table
         again = kctl("local", "up", "--engine", "tansu", "--schema-registry", "-o", "json")
         assert again.code == 0 and json.loads(again.stdout)["schema_registry"] == url, again
-        assert "Schema Registry already running" in again.stderr
+        assert f"Schema Registry (Apicurio Registry {version}) already running" in again.stderr
+        other = next(v for v in VERSIONS if v != version)
+        refused = kctl("local", "up", "--engine", "tansu", "--schema-registry",
+                       "--registry-version", other)  # fmt: skip
+        assert refused.code == 1 and refused.stderr == (
+            "kctl: error: a Schema Registry of another version runs: Apicurio Registry "
+            f"{version}, not {other} (kctl local down stops it (its schemas are in memory: they "
+            "go with it))\n"
+        ), refused
     finally:
         down = kctl("local", "down")
     assert down.code == 0 and "Schema Registry stopped" in down.stderr, down
     with pytest.raises(OSError):
         _get(f"{url}/subjects")
     assert "schema_registry" not in json.loads(kctl("local", "status", "-o", "json").stdout)
+
+
+def test_registry_version_is_checked_before_anything_starts(kctl):
+    r = kctl("local", "up", "--engine", "tansu", "--port", "0", "--schema-registry",
+             "--registry-version", "3.0.0")  # fmt: skip
+    assert r.code == 2 and r.stderr == (
+        "kctl: error: Apicurio Registry 3.0.0 is not one kctl runs (--registry-version "
+        "2.6.13.Final or 3.3.3)\n"
+    ), r
+    r = kctl("local", "up", "--engine", "tansu", "--port", "0", "--registry-version", "3.3.3")
+    assert r.code == 2 and "--registry-version needs --schema-registry" in r.stderr, r
+    r = kctl("local", "fetch", "--registry-version", "3.3.3")
+    assert r.code == 2 and "--registry-version needs --schema-registry" in r.stderr, r
+    assert kctl("local", "status").code == 1  # nothing was started
 
 
 def test_a_taken_registry_port_is_one_line_and_starts_nothing(kctl):
@@ -154,12 +191,52 @@ def test_a_taken_registry_port_is_one_line_and_starts_nothing(kctl):
 def test_without_java_the_error_names_the_fix(kctl, tmp_path):
     r = kctl(
         "local", "up", "--engine", "tansu", "--port", "0", "--schema-registry",
-        env={"PATH": str(tmp_path), "JAVA_HOME": ""},
+        env={"PATH": str(tmp_path), "JAVA_HOME": "", "KCTL_JVM_DIRS": str(tmp_path)},
     )  # fmt: skip
     assert r.code == 1 and len(r.stderr.splitlines()) == 1, r
     assert r.stderr.startswith("kctl: error: Java is not installed (the Schema Registry")
     assert "openjdk-17" in r.stderr
     assert kctl("local", "status").code == 1  # nothing was started
+
+
+def _java_17() -> Path:
+    """A JDK 17 of this machine (the one the suite runs Kafka with)."""
+    from kctl.local.kafka_jars import java_major
+
+    for home in sorted(Path("/usr/lib/jvm").iterdir()):
+        if java_major(str(home / "bin" / "java")) == 17:
+            return home.resolve()
+    pytest.fail("no JDK 17 under /usr/lib/jvm (the suite's machines have one)")
+
+
+def test_apicurio_3_needs_java_21_and_says_which_java_it_found(kctl, tmp_path):
+    """Only a Java 17 to be found: one line naming the Java 21+ missing and the one found;
+    nothing started."""
+    jdk17 = _java_17()
+    r = kctl(
+        "local", "up", "--engine", "tansu", "--port", "0", "--schema-registry",
+        "--registry-version", "3.3.3",
+        env={"PATH": str(tmp_path), "JAVA_HOME": str(jdk17), "KCTL_JVM_DIRS": str(tmp_path)},
+    )  # fmt: skip
+    assert r.code == 1 and r.stderr == (
+        "kctl: error: no Java 21 or newer found (the Schema Registry (Apicurio Registry 3.3.3) "
+        f"needs Java 21+; {jdk17}/bin/java is Java 17: set JAVA_HOME to a JDK 21 or newer)\n"
+    ), r
+    assert kctl("local", "status").code == 1
+
+
+def test_a_java_new_enough_is_found_under_usr_lib_jvm(monkeypatch, tmp_path):
+    """JAVA_HOME a Java 17 and no java on PATH: 2.6 takes JAVA_HOME's, 3.3 the first JDK 21+
+    under /usr/lib/jvm (the suite's machines have Temurin 25 there)."""
+    from kctl.local.kafka_jars import java_major
+
+    jdk17 = _java_17()
+    monkeypatch.setenv("JAVA_HOME", str(jdk17))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("KCTL_JVM_DIRS", raising=False)
+    assert registry.require_java("2.6.13.Final") == f"{jdk17}/bin/java"
+    found = registry.require_java("3.3.3")
+    assert found.startswith("/usr/lib/jvm/") and (java_major(found) or 0) >= 21
 
 
 def test_without_maven_or_cache_the_error_names_the_fix(monkeypatch, tmp_path):
@@ -180,45 +257,71 @@ def test_a_home_without_the_app_is_one_line(monkeypatch, tmp_path):
     assert exc.value.line().startswith(f"no Apicurio Registry 2.6.13.Final in {tmp_path}")
 
 
-def test_the_cache_is_used_only_when_complete(monkeypatch, tmp_path):
+@pytest.mark.parametrize(
+    ("version", "files"),
+    [
+        ("2.6.13.Final", ["apicurio-registry-app-2.6.13.Final-runner.jar"]),
+        ("3.3.3", ["quarkus-run.jar", "app/apicurio-registry-app-3.3.3.jar"]),
+    ],
+)
+def test_the_cache_is_used_only_when_complete(monkeypatch, tmp_path, version, files):
     monkeypatch.setenv("KCTL_CACHE_DIR", str(tmp_path))
-    home = tmp_path / "apicurio" / registry.VERSION
-    home.mkdir(parents=True)
-    (home / f"apicurio-registry-app-{registry.VERSION}-runner.jar").write_bytes(b"")
-    assert registry.cached() is None  # half unpacked: no stamp
-    (home / ".complete").write_text(f"{registry.ARTIFACT}\n")
-    app = registry.cached()
-    assert app is not None and app.source == "cache" and app.runner.parent == home
+    home = tmp_path / "apicurio" / version
+    for name in files:
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_bytes(b"")
+    assert registry.cached(version) is None  # half unpacked: no stamp
+    artifact = f"io.apicurio:apicurio-registry-app:{version}:tar.gz:all"
+    (home / ".complete").write_text(f"{artifact}\n")
+    app = registry.cached(version)
+    assert app is not None and app.source == "cache" and app.runner == home / files[0]
+    assert registry.cached(next(v for v in VERSIONS if v != version)) is None
 
 
 def test_the_jvm_binds_loopback_only():
     app = registry.RegistryApp(registry.VERSION, Path("/x"), "cache")
     args = registry.java_args("java", app, 18081)
     assert "-Dquarkus.http.host=127.0.0.1" in args and "-Dquarkus.http.port=18081" in args
+    assert not any("management" in a for a in args)
     assert args[-2:] == ["-jar", f"/x/apicurio-registry-app-{registry.VERSION}-runner.jar"]
+    app = registry.RegistryApp("3.3.3", Path("/y"), "cache")
+    args = registry.java_args("java", app, 18081, management_port=19000)
+    assert "-Dquarkus.management.host=127.0.0.1" in args
+    assert "-Dquarkus.management.port=19000" in args and "-Dkctl.local=apicurio-registry" in args
+    assert args[-2:] == ["-jar", "/y/quarkus-run.jar"]
 
 
 @pytest.fixture(scope="module")
-def auth_registry(tmp_path_factory: pytest.TempPathFactory):
-    """A registry that requires HTTP basic auth, Apicurio's own way: user:password exchanged
-    for a token at a real Keycloak 25.0.6 (tests/keycloak_server.py; alice is a confidential
-    client with the secret s3cret) with the client-credentials grant."""
+def keycloak(tmp_path_factory: pytest.TempPathFactory):
+    """A real Keycloak 25.0.6 (tests/keycloak_server.py; alice is a confidential client with
+    the secret s3cret), for the registries of both versions."""
     from keycloak_server import Keycloak
 
-    keycloak = Keycloak({"alice": "s3cret"}, tmp_path_factory.mktemp("keycloak")).start()
+    server = Keycloak({"alice": "s3cret"}, tmp_path_factory.mktemp("keycloak")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module", params=VERSIONS, ids=lambda v: f"apicurio-{v}")
+def auth_registry(request: pytest.FixtureRequest, keycloak, tmp_path_factory):
+    """A registry that requires HTTP basic auth, Apicurio's own way: user:password exchanged
+    for a token at Keycloak with the client-credentials grant (2.6's and 3.x's properties)."""
     state = tmp_path_factory.mktemp("auth-registry")
     try:
         try:
             info = registry.start(
-                state, port=registry.free_port(),
-                extra_properties=registry.basic_auth_properties(keycloak.issuer),
+                state, port=registry.free_port(), version=request.param,
+                extra_properties=registry.basic_auth_properties(
+                    keycloak.issuer, version=request.param
+                ),
             )  # fmt: skip
         except KctlError as exc:
             pytest.fail(f"{exc}\nKeycloak's log ({keycloak.log}):\n{keycloak.log_tail()}")
         yield info.url, keycloak
     finally:
         registry.stop(state)
-        keycloak.stop()
 
 
 def test_basic_auth_with_the_right_user_info_works(auth_registry, kctl, kctl_env, monkeypatch):
@@ -273,29 +376,33 @@ def test_basic_auth_without_or_with_a_wrong_password_is_one_line(auth_registry, 
     assert r.code == 1 and len(r.stderr.splitlines()) == 1 and "HTTP 401" in r.stderr, r
 
 
-def test_maven_resolves_and_unpacks_into_the_cache_once(monkeypatch, tmp_path):
-    """From ~/.m2 (the install step's `local fetch --schema-registry` put the tar.gz there)."""
+@pytest.mark.parametrize("version", VERSIONS)
+def test_maven_resolves_and_unpacks_into_the_cache_once(monkeypatch, tmp_path, version):
+    """From ~/.m2 (the install step's `local fetch --schema-registry [--registry-version V]`
+    put the tar.gz there)."""
     monkeypatch.setenv("KCTL_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("KCTL_APICURIO_HOME", raising=False)
+    artifact = f"io.apicurio:apicurio-registry-app:{version}:tar.gz:all"
     said: list[str] = []
-    app = registry.locate(said.append)
+    app = registry.locate(said.append, version)
     assert app.source == "maven" and app.runner.is_file() and (app.home / "lib").is_dir()
-    assert said == [
-        f"resolving Apicurio Registry {registry.VERSION} ({registry.ARTIFACT}) with mvn"
-    ]
-    assert (app.home / ".complete").read_text() == f"{registry.ARTIFACT}\n"
-    assert [p.name for p in (tmp_path / "apicurio").iterdir()] == [registry.VERSION]  # no leftovers
-    again = registry.locate(said.append)
+    assert app.version == version
+    assert said == [f"resolving Apicurio Registry {version} ({artifact}) with mvn"]
+    assert (app.home / ".complete").read_text() == f"{artifact}\n"
+    assert [p.name for p in (tmp_path / "apicurio").iterdir()] == [version]  # no leftovers
+    again = registry.locate(said.append, version)
     assert again.source == "cache" and again.home == app.home and len(said) == 1
 
 
-def test_local_fetch_with_the_registry(kctl):
-    r = kctl("local", "fetch", "--schema-registry", "-o", "json", timeout=600)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_local_fetch_with_the_registry(kctl, version):
+    chosen = [] if version == registry.DEFAULT_VERSION else ["--registry-version", version]
+    r = kctl("local", "fetch", "--schema-registry", *chosen, "-o", "json", timeout=600)
     assert r.code == 0, r
     doc = json.loads(r.stdout)["schema_registry"]
-    assert doc["version"] == registry.VERSION and Path(doc["runner"]).is_file()
+    assert doc["version"] == version and Path(doc["runner"]).is_file()
     assert doc["source"] in ("cache", "maven", "apicurio-home")
-    assert f"Apicurio Registry {registry.VERSION}: " in r.stderr
+    assert f"Apicurio Registry {version}: " in r.stderr
 
 
 def test_the_profile_up_writes(monkeypatch, tmp_path):

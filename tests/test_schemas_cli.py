@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Run, unique
-from tests.schema_support import DATA
+from tests.schema_support import DATA, apicurio_3
 
 AVRO_V1 = {
     "type": "record",
@@ -138,8 +138,10 @@ def test_register_type_option_and_unknown_extension(sr: Callable[..., Run], tmp_
 
 
 def test_check_exit_codes_with_the_registrys_reasons(
-    sr: Callable[..., Run], tmp_path: Path
+    sr: Callable[..., Run], tmp_path: Path, registry_version: str | None
 ) -> None:
+    """Exit 3 and the registry's reasons; Apicurio 3 answers without reasons, and the error line
+    says so."""
     subject = unique("cli-check")
     ok(sr("schemas", "register", subject, str(write(tmp_path / "v1.avsc", AVRO_V1))))
     ok(sr("schemas", "config", subject, "--set", "BACKWARD"))
@@ -154,8 +156,13 @@ def test_check_exit_codes_with_the_registrys_reasons(
     assert bad.code == 3, bad
     doc = json.loads(bad.stdout)
     assert doc["compatible"] is False and doc["compatibility"] == "BACKWARD"
-    assert doc["versions"][0]["reasons"]  # the registry's own words
     assert "incompatible" in bad.stderr and bad.stderr.count("\n") == 1
+    if apicurio_3(registry_version):
+        assert doc["versions"][0]["reasons"] == []
+        assert bad.stderr.endswith("; the registry gave no reasons)\n"), bad.stderr
+    else:
+        assert doc["versions"][0]["reasons"]  # the registry's own words
+        assert "gave no reasons" not in bad.stderr
     added = write(tmp_path / "added.avsc", AVRO_ADDED)
     good = sr("schemas", "check", subject, str(added))
     assert good.code == 0 and "true" in good.stdout
@@ -256,20 +263,143 @@ def test_export_delete_import_round_trip(sr: Callable[..., Run], tmp_path: Path)
         assert after["references"] == d["references"]
 
 
-def test_keep_ids_where_the_registry_has_no_import_mode(
-    sr: Callable[..., Run], tmp_path: Path
+@pytest.fixture(scope="module")
+def other_registry(
+    registry_version: str | None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """An empty registry of the other version than the session's one (2.6.13 for 3.3.3, 3.3.3
+    for 2.6.13), this module's own."""
+    from kctl.local import registry
+
+    if registry_version is None:
+        pytest.skip("KCTL_TEST_SCHEMA_REGISTRY: the session's registry is not one kctl started")
+    other = next(v for v in registry.VERSIONS if v != registry_version)
+    state = tmp_path_factory.mktemp("other-registry")
+    info = registry.start(state, port=registry.free_port(), version=other)
+    try:
+        yield info.url
+    finally:
+        registry.stop(state)
+
+
+def test_export_from_one_apicurio_version_imports_into_the_other(
+    sr: Callable[..., Run], offline_kctl: Callable[..., Run], other_registry: str, tmp_path: Path
 ) -> None:
-    subject = unique("cli-keep")
-    ok(sr("schemas", "register", subject, str(write(tmp_path / "v1.avsc", AVRO_V1))))
-    ok(sr("schemas", "export", str(tmp_path / "b"), "--subject", subject))
-    r = sr("schemas", "import", str(tmp_path / "b"), "--keep-ids")
-    if r.code == 0:  # a registry with IMPORT mode (Confluent's) keeps them
-        assert all(
-            row["id"] == row["new_id"]
-            for row in json.loads(sr("schemas", "import", str(tmp_path / "b"), "-o", "json").stdout)
-        )
-    else:  # Apicurio 2.6: no /mode
-        assert r.code == 1 and "refuses IMPORT mode" in r.stderr and r.stderr.count("\n") == 1
+    """2.6.13 -> 3.3.3 and 3.3.3 -> 2.6.13: subjects, versions, types, references (mapped),
+    a subject's own compatibility level and the schemas themselves come through (Avro and JSON
+    Schema texts compared as JSON: 3.3 answers a compact form of its own; .proto as text)."""
+    avro, common, order, event = (unique(f"xv-{k}") for k in ("avro", "common", "order", "event"))
+    ok(sr("schemas", "register", avro, str(write(tmp_path / "v1.avsc", AVRO_V1))))
+    ok(sr("schemas", "register", avro, str(write(tmp_path / "v2.avsc", AVRO_ADDED))))
+    ok(sr("schemas", "register", common, str(DATA / "common.proto")))
+    ok(sr("schemas", "register", order, str(DATA / "order.proto"),
+          "--reference", f"common.proto={common}:1"))  # fmt: skip
+    ok(sr("schemas", "register", event, str(write(tmp_path / "e.json", JSON_SCHEMA))))
+    ok(sr("schemas", "config", avro, "--set", "FULL_TRANSITIVE"))
+    out = tmp_path / "backup"
+    picked = [a for s in (avro, common, order, event) for a in ("--subject", s)]
+    ok(sr("schemas", "export", str(out), *picked))
+    into = ok(offline_kctl("--schema-registry", other_registry, "schemas", "import", str(out),
+                           "-o", "json"))  # fmt: skip
+    rows = json.loads(into.stdout)
+    assert sorted((r["subject"], r["version"], r["new_version"]) for r in rows) == sorted(
+        [(avro, 1, 1), (avro, 2, 2), (common, 1, 1), (order, 1, 1), (event, 1, 1)]
+    )
+    for subject, version in [(avro, 1), (avro, 2), (common, 1), (order, 1), (event, 1)]:
+        before = json.loads(ok(sr("schemas", "get", f"{subject}:{version}", "-o", "json")).stdout)
+        after = json.loads(ok(offline_kctl("--schema-registry", other_registry, "schemas", "get",
+                                           f"{subject}:{version}", "-o", "json")).stdout)  # fmt: skip
+        assert after["schema_type"] == before["schema_type"]
+        assert after["references"] == before["references"]
+        if before["schema_type"] == "PROTOBUF":
+            assert after["schema"] == before["schema"]
+        else:
+            assert json.loads(after["schema"]) == json.loads(before["schema"])
+    level = ok(offline_kctl("--schema-registry", other_registry, "schemas", "config", avro,
+                            "-o", "json"))  # fmt: skip
+    assert json.loads(level.stdout)[0]["compatibility"] == "FULL_TRANSITIVE"
+
+
+def foreign_export(directory: Path, topic: str, record: str) -> list[tuple[str, int]]:
+    """An export as another registry wrote it (ids 900001.. that this registry never gave):
+    TOPIC-value (two versions), TOPIC-key, and a subject named by its record (Confluent's
+    RecordNameStrategy). The (subject, exported id) pairs."""
+    entries, pairs = [], []
+    for n, (subject, version) in enumerate(
+        [(f"{topic}-value", 1), (f"{topic}-value", 2), (f"{topic}-key", 1), (record, 1)]
+    ):
+        fields = [{"name": f"f{i}_{topic.replace('-', '_')}", "type": "int"} for i in range(n + 1)]
+        schema = {"type": "record", "name": f"R{n}", "namespace": "kctl.keep", "fields": fields}
+        name = f"s{n}.avsc"
+        write(directory / name, schema)
+        entries.append({"subject": subject, "version": version, "id": 900001 + n,
+                        "schema_type": "AVRO", "references": [], "file": name})  # fmt: skip
+        pairs.append((subject, 900001 + n))
+    index = {"format": "kctl-schemas-export/1", "registry": "http://elsewhere:8081",
+             "compatibility": "BACKWARD", "subject_compatibility": {}, "schemas": entries}  # fmt: skip
+    write(directory / "index.json", index)
+    return pairs
+
+
+def test_keep_ids_fails_naming_the_topics_when_the_registry_does_not_keep_them(
+    sr: Callable[..., Run], tmp_path: Path, schema_registry: str, registry_version: str | None
+) -> None:
+    """--keep-ids: Apicurio 2.6 has no IMPORT mode (one line, nothing registered); Apicurio 3.3
+    takes IMPORT mode and assigns its own ids anyway: every schema is registered, the rows say
+    which id each got, and the exit is 1 with one line naming the ids and the topics whose
+    records carry them (TOPIC-value, TOPIC-key) and the other subjects."""
+    topic, record = unique("keep"), f"kctl.keep.{unique('Rec').replace('-', '_')}"
+    backup = tmp_path / "b"
+    backup.mkdir()
+    foreign_export(backup, topic, record)
+    r = sr("schemas", "import", str(backup), "--keep-ids", "-o", "json")
+    assert r.code == 1 and r.stderr.count("\n") == 1, r
+    if not apicurio_3(registry_version):  # Apicurio 2.6: no /mode
+        assert "refuses IMPORT mode" in r.stderr, r
+        listed = ok(sr("schemas", "list", "-o", "name")).stdout.split()
+        assert f"{topic}-value" not in listed and record not in listed
+        return
+    rows = json.loads(r.stdout)
+    assert [(x["subject"], x["version"], x["id"]) for x in rows] == [
+        (f"{topic}-value", 1, 900001), (f"{topic}-value", 2, 900002),
+        (f"{topic}-key", 1, 900003), (record, 1, 900004),
+    ]  # fmt: skip
+    got = [x["new_id"] for x in rows]
+    assert 900001 not in got and len(set(got)) == 4
+    pairs = ", ".join(f"{900001 + i}->{new}" for i, new in enumerate(got))
+    assert r.stderr == (
+        f"kctl: error: the schema registry at {schema_registry} did not keep 4 of 4 schema id(s) asked "
+        f"for with --keep-ids (ids {pairs} (exported->registered); records of topic(s) {topic} "
+        f"carry the exported ids; subject(s) {record} held them)\n"
+    ), r.stderr
+    # registered all the same (nothing lost), and the registry is back in READWRITE
+    for subject, version, new_id in [(f"{topic}-value", 2, got[1]), (record, 1, got[3])]:
+        doc = json.loads(ok(sr("schemas", "get", f"{subject}:{version}", "-o", "json")).stdout)
+        assert doc["id"] == new_id
+    from kctl.registry.client import RegistryClient
+
+    assert RegistryClient(schema_registry).mode() == "READWRITE"
+
+
+def test_ids_not_kept_names_many_in_one_bounded_line() -> None:
+    from kctl.errors import KctlError
+    from kctl.schemas.transfer import ids_not_kept
+
+    rows = [{"subject": f"t{i}-value", "id": i, "new_id": i + 100} for i in range(30)]
+    rows += [{"subject": "kept-value", "id": 500, "new_id": 500}]
+    with pytest.raises(KctlError) as e:
+        ids_not_kept("http://r:8081", rows)
+    line = e.value.line()
+    assert line.startswith(
+        "the schema registry at http://r:8081 did not keep 30 of 31 schema id(s) asked for with "
+        "--keep-ids (ids 0->100, 1->101, "
+    )
+    assert "9->109 and 20 more (exported->registered)" in line and "kept" not in line[60:]
+    assert (
+        "records of topic(s) t0, t1, t10, " in line
+        and "t17 and 20 more carry the exported ids)" in line
+    )
+    ids_not_kept("http://r:8081", [rows[-1]])  # every id kept: no error
 
 
 @pytest.mark.parametrize(

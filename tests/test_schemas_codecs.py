@@ -634,6 +634,55 @@ def test_json_schema_python_style(client: RegistryClient) -> None:
     assert python == b'{"a": 1, "b": "\\u00e9"}'
 
 
+def test_json_schema_numbers_keep_the_text_they_were_written_in() -> None:
+    """The payload's number texts, whatever library wrote them (orjson, Python's json, Jackson,
+    a hand-made 0.0000001, an integer past 64 bits, -0), come back through what consume
+    prints (orjson over the decoded value) and what produce reads (kctl.schemas.jsonschema.loads)
+    byte for byte; numbers orjson spells alike stay plain floats."""
+    import random
+    import struct
+
+    import orjson
+
+    from kctl.produce.typed import TypedInput
+    from kctl.schemas.jsonschema import JsonSchemaCodec, Spelled, loads
+
+    codec = JsonSchemaCodec('{"type": ["object", "array", "number"]}')
+
+    def through_consume_and_produce(payload: bytes) -> bytes:
+        line = orjson.dumps({"topic": "t", "value": codec.decode(payload)})  # consume -o jsonl
+        return codec.encode(loads(line)["value"])  # produce --format jsonl
+
+    rng = random.Random(7)
+    floats = [1e-07, -2.5e-08, 1.5e-05, 9.9e-05, 1e16, 0.1, 5e-324, 1.7976931348623157e308]
+    floats += [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(3000)]
+    floats += [rng.uniform(-1e-4, 1e-4) * 10 ** -rng.randint(0, 9) for _ in range(3000)]
+    floats = [x for x in floats if math.isfinite(x)]
+    for x in floats:
+        for payload in (
+            orjson.dumps({"a": x, "b": [x, "1e-07"]}),  # orjson's spelling
+            json.dumps({"a": x, "b": [x, "1e-07"]}, separators=(",", ":")).encode(),  # Python's
+        ):
+            assert through_consume_and_produce(payload) == payload, payload
+    for payload in [
+        b'{"x":1.0E-7,"y":0.0000001,"z":18446744073709551616,"w":-0,"v":1.50,"u":1E5}',
+        b"[1e-07,2]",
+        b"1e-07",
+    ]:
+        assert through_consume_and_produce(payload) == payload, payload
+    plain = codec.decode(b'{"a":0.5,"b":1e-7}')
+    assert plain == {"a": 0.5, "b": 1e-07} and type(plain["b"]) is float  # orjson's own text
+    kept = loads(b'{"a": 1e-07}')["a"]
+    assert isinstance(kept, Spelled) and kept == 1e-07 and kept.text == b"1e-07"
+    # produce's fast path (values only) and --format lines read through the side's reader
+    typed = TypedInput(codec.encode, None, readers={"value": loads})
+    assert typed.values([b'{"a":1e-07}', b'{"a": 1.5e-05}'], 1) == (
+        [b'{"a":1e-07}', b'{"a":1.5e-05}'],
+        None,
+    )
+    assert typed.line_record(b"[1e-07]", 1, None, None) == (b"[1e-07]", None)
+
+
 def test_avro_round_trip_of_any_value() -> None:
     """Values written by fastavro (the underlying numbers, any in range: dates before year 1,
     timestamps past 9999, NaN) render and encode back to the same bytes."""

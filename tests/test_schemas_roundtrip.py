@@ -312,6 +312,78 @@ def test_json_schema_records_written_by_confluents_serializer_round_trip_byte_fo
     round_trip(skctl, bootstrap, a, b, "json-schema", keyed=True)
 
 
+# What confluent-kafka's JSONSerializer writes with the stdlib's json: its module falls back to
+# json.dumps(obj, separators=(",", ":"), ensure_ascii=False) when importing orjson fails
+# (confluent_kafka/schema_registry/common/json_schema.py, _HAS_ORJSON); here the import is
+# made to fail, as on an interpreter without orjson.
+_STDLIB_WRITER = """
+import json, sys
+sys.modules["orjson"] = None  # `import orjson` raises ImportError
+from confluent_kafka import SerializingProducer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.common import json_schema as common
+from confluent_kafka.schema_registry.json_schema import JSONSerializer
+assert common._HAS_ORJSON is False, "orjson was imported"
+bootstrap, url, topic, schema = sys.argv[1:5]
+p = SerializingProducer({"bootstrap.servers": bootstrap,
+                         "value.serializer": JSONSerializer(schema, SchemaRegistryClient({"url": url}))})
+for row in json.load(sys.stdin):
+    p.produce(topic, value=row)
+assert p.flush(30) == 0
+"""
+
+SMALL_FLOATS = [1e-07, -2.5e-08, 1.5e-05, 9.9e-05, 4.823040373928001e-06, 1e-4, 0.5, 1e16, 3.0]
+
+
+def json_rows_with_small_floats() -> list[dict[str, Any]]:
+    """Numbers whose text orjson and Python's json spell differently (1e-7 / 1e-07, 0.000015 /
+    1.5e-05) and some they spell alike; non-ASCII text; nested."""
+    return [
+        {"id": i, "who": f"w{i} ü", "amount": x, "addr": {"zip": i, "city": "c"},
+         "tags": [str(x)], "note": None}
+        for i, x in enumerate(SMALL_FLOATS)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("writer", ["orjson", "stdlib-json"])
+def test_json_schema_numbers_round_trip_as_each_writer_spelled_them(
+    skctl: Callable[..., Run],
+    new_topic: Callable[..., str],
+    bootstrap: str,
+    schema_registry: str,
+    sr_client: Any,
+    writer: str,
+) -> None:
+    """confluent-kafka's JSONSerializer writes floats with orjson when it can import it and
+    with the stdlib's json otherwise (a subprocess where the import fails): `1e-7` or `1e-07`,
+    `0.000015` or `1.5e-05`. Both come back through `consume -o jsonl | produce` as they were
+    written: consume prints each number as the payload spells it, produce writes it so."""
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+
+    a, b = new_topic(partitions=1, prefix="rt-num-a"), new_topic(partitions=1, prefix="rt-num-b")
+    rows = json_rows_with_small_floats()
+    if writer == "orjson":
+        write_with(bootstrap, a, [(None, r) for r in rows],
+                   JSONSerializer(json.dumps(JSON_SCHEMA), sr_client))  # fmt: skip
+    else:
+        import subprocess
+        import sys
+
+        subprocess.run(
+            [sys.executable, "-c", _STDLIB_WRITER, bootstrap, schema_registry, a,
+             json.dumps(JSON_SCHEMA)],
+            input=json.dumps(rows), text=True, check=True, timeout=120,
+        )  # fmt: skip
+    written = [m.value()[5:] for m in read_all(bootstrap, a)]
+    stdlib = writer == "stdlib-json"
+    small = b'"amount":1e-07' if stdlib else b'"amount":1e-7'
+    assert small in written[0] and (b'"amount":1.5e-05' in written[2]) == stdlib
+    out = skctl("consume", a, "-o", "jsonl", "--value-format", "json-schema")
+    assert out.code == 0, out.stderr
+    assert small in out.stdout.encode()  # consume shows the number as the payload spells it
+    round_trip(skctl, bootstrap, a, b, "json-schema", keyed=False)
+
+
 def test_protobuf_maps_of_several_entries_round_trip_byte_for_byte(
     skctl: Callable[..., Run],
     new_topic: Callable[..., str],

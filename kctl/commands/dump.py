@@ -202,6 +202,7 @@ def _typed_payload(ctx: typer.Context, key_decoder: str | None, value_decoder: s
                 f"unknown {option} {name!r}", f"expected one of {'|'.join(REGISTRY_FORMATS)}"
             )
     client = schema_registry(ctx)
+    client.ping()  # before `Dumping FILE` goes to stdout: an unreachable registry prints nothing
     return typed_payload(
         RecordDecoder(client, key_decoder) if key_decoder else None,
         RecordDecoder(client, value_decoder) if value_decoder else None,

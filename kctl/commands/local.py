@@ -36,6 +36,7 @@ def _state() -> Path:
         "local-admin users list",
         "kctl local up --engine kafka --controllers 3 --quorum dynamic",
         "kctl local up --schema-registry   # also Apicurio Registry on 127.0.0.1:8081",
+        "kctl local up --schema-registry --registry-version 3.3.3   # Apicurio 3 (Java 21+)",
         "kctl local up --engine kafka --brokers 3 --racks 3   # then: kctl local add-broker",
     ),
 )
@@ -122,8 +123,9 @@ def up(
     schema_registry: bool = typer.Option(
         False,
         "--schema-registry",
-        help="Also start a Schema Registry (Apicurio Registry 2.6, Java 17, in memory) on "
-        "127.0.0.1; the profile written carries its URL (a plaintext cluster's: 'local').",
+        help="Also start a Schema Registry (Apicurio Registry 2.6 on Java 17, or 3.3 on Java 21+, "
+        "in memory) on 127.0.0.1; the profile written carries its URL (a plaintext cluster's: "
+        "'local').",
     ),
     registry_port: int = typer.Option(
         8081,
@@ -131,6 +133,12 @@ def up(
         help="The Schema Registry's port on 127.0.0.1 (0: a free one).",
         min=0,
         max=65535,
+    ),
+    registry_version: str | None = typer.Option(
+        None,
+        "--registry-version",
+        help="With --schema-registry: Apicurio Registry 2.6.13.Final (the default) or 3.3.3 "
+        "(needs Java 21+: JAVA_HOME, the java on PATH or a JDK under /usr/lib/jvm).",
     ),
 ) -> None:
     """Start a local cluster in the background and print its bootstrap address."""
@@ -141,10 +149,16 @@ def up(
     from kctl.local.status import kafka_up_doc, kafka_up_note
 
     chosen, why, security_mode = up_choice(engine, port, security_mode, kafka_version)
+    if registry_version is not None and not schema_registry:
+        from kctl.errors import UsageError
+
+        raise UsageError("--registry-version needs --schema-registry")
     if schema_registry:
-        _check_registry(registry_port)
+        _check_registry(registry_port, registry_version)
     if chosen == "tansu":
-        _up_tansu(ctx, port, wait, why, registry_port if schema_registry else None)
+        _up_tansu(
+            ctx, port, wait, why, registry_port if schema_registry else None, registry_version
+        )
         return
     state = _state()
     refuse_other_engine(state, "kafka")
@@ -178,7 +192,7 @@ def up(
     note(kafka_up_note(cluster, started, why, profile))
     registry_url = None
     if schema_registry:
-        registry_url = _up_registry(registry_port)
+        registry_url = _up_registry(registry_port, registry_version)
         profile = _registry_profile(profile or LOCAL_PROFILE, cluster.bootstrap, registry_url)
     doc = kafka_up_doc(cluster, profile, kafka_cluster.status_rows(cluster))
     if registry_url:
@@ -189,17 +203,24 @@ def up(
 LOCAL_PROFILE = "local"  # the profile a plaintext cluster with a Schema Registry gets
 
 
-def _check_registry(port: int) -> None:
-    """Before the cluster starts: Java for the registry, and its port free (unless ours runs
-    on it already)."""
+def _check_registry(port: int, version: str | None) -> None:
+    """Before the cluster starts: the version known, Java for it, and the registry's port free
+    (unless ours runs on it already: then it must be of the version asked for, if one was)."""
     from kctl.errors import KctlError
     from kctl.local import registry
     from kctl.local.broker import port_free
 
+    wanted = registry.flavour(version).version
     info = registry.read_info(_state())
     if info is not None and registry.alive(info.pid):
+        if version is not None and info.version != wanted:
+            raise KctlError(
+                f"a Schema Registry of another version runs: Apicurio Registry {info.version}, "
+                f"not {wanted}",
+                "kctl local down stops it (its schemas are in memory: they go with it)",
+            )
         return
-    registry.require_java()
+    registry.require_java(wanted)
     if port and not port_free(registry.HOST, port):
         raise KctlError(
             f"cannot start the Schema Registry on {registry.HOST}:{port}: the port is in use",
@@ -207,16 +228,17 @@ def _check_registry(port: int) -> None:
         )
 
 
-def _up_registry(port: int) -> str:
+def _up_registry(port: int, version: str | None) -> str:
     """Start the local Schema Registry (or find it running); its URL."""
     from kctl.local import registry
 
-    info = registry.start(_state(), port, on_progress=note)
+    info = registry.start(_state(), port, on_progress=note, version=version)
     if info.started:
         note(f"Schema Registry (Apicurio Registry {info.version}) started: {info.url} "
              f"(pid {info.pid}, log {info.log})")  # fmt: skip
     else:
-        note(f"Schema Registry already running: {info.url} (pid {info.pid})")
+        note(f"Schema Registry (Apicurio Registry {info.version}) already running: {info.url} "
+             f"(pid {info.pid})")  # fmt: skip
     return info.url
 
 
@@ -245,7 +267,12 @@ def _registry_profile(name: str, bootstrap: str, url: str) -> str:
 
 
 def _up_tansu(
-    ctx: typer.Context, port: int, wait: float, why: str, registry_port: int | None = None
+    ctx: typer.Context,
+    port: int,
+    wait: float,
+    why: str,
+    registry_port: int | None = None,
+    registry_version: str | None = None,
 ) -> None:
     from kctl.local import broker
     from kctl.local.engine import refuse_other_engine
@@ -257,7 +284,7 @@ def _up_tansu(
     note(tansu_up_note(info, started, why))
     doc = tansu_up_doc(info)
     if registry_port is not None:
-        url = _up_registry(registry_port)
+        url = _up_registry(registry_port, registry_version)
         doc["profile"] = _registry_profile(LOCAL_PROFILE, info.bootstrap, url)
         doc["schema_registry"] = url
     emit(Output([{"bootstrap": info.bootstrap}], cols("bootstrap"), doc=doc), output_view(ctx))
@@ -398,6 +425,7 @@ def add_broker(
         "kctl local fetch",
         "kctl local fetch --kafka-version 3.9.1 -o json",
         "kctl local fetch --schema-registry   # also Apicurio Registry (142 MB)",
+        "kctl local fetch --schema-registry --registry-version 3.3.3",
     ),
 )
 def fetch(
@@ -411,12 +439,26 @@ def fetch(
         help="Also resolve the Schema Registry that `local up --schema-registry` runs "
         "(Apicurio Registry 2.6.13.Final, a 142 MB tar.gz unpacked into the cache).",
     ),
+    registry_version: str | None = typer.Option(
+        None,
+        "--registry-version",
+        help="With --schema-registry: the Apicurio Registry version to resolve, 2.6.13.Final "
+        "(the default) or 3.3.3 (159 MB).",
+    ),
 ) -> None:
     """Resolve Apache Kafka's jars (broker and tools) into kctl's cache with Maven, ahead of
     `local up` (e.g. before going offline); prints where they are."""
     from kctl.local.kafka_jars import DEFAULT_VERSION, cached, check_version, resolve_with_maven
     from kctl.local.status import fetch_doc
 
+    if registry_version is not None:
+        if not schema_registry:
+            from kctl.errors import UsageError
+
+            raise UsageError("--registry-version needs --schema-registry")
+        from kctl.local import registry
+
+        registry.flavour(registry_version)  # a version kctl runs, before anything is fetched
     version = check_version(kafka_version or DEFAULT_VERSION)
     runtime = cached(version)
     if runtime is None:
@@ -428,7 +470,7 @@ def fetch(
     if schema_registry:
         from kctl.local import registry
 
-        app = registry.locate(note)
+        app = registry.locate(note, registry_version)
         note(f"Apicurio Registry {app.version}: {app.runner} ({app.source})")
         doc["schema_registry"] = {
             "version": app.version,

@@ -27,6 +27,8 @@ EPILOG = example(
     "kctl produce orders --transactional-id loader-1 --file batch.txt",
     "kctl produce orders --file bulk.txt --no-offsets   # bulk load: totals only, faster",
     "kctl produce orders --value-format avro --value-schema order.avsc < orders.jsonl",
+    "kctl produce orders --value-format protobuf --value-schema order.proto --as-descriptor "
+    "< orders.jsonl",
     "kctl consume orders -o jsonl --value-format avro -e | "
     "kctl produce copy --format jsonl --value-format avro --value-subject orders-value",
 )
@@ -225,6 +227,14 @@ def produce(
     key_reference: list[str] = typer.Option(
         [], "--key-reference", metavar="NAME=SUBJECT:VERSION", help="As --value-reference."
     ),
+    as_descriptor: bool = typer.Option(
+        False,
+        "--as-descriptor",
+        help="Protobuf: register a --value-schema/--key-schema .proto file as its compiled "
+        "FileDescriptorProto in base64 (what confluent-kafka's ProtobufSerializer registers) "
+        "instead of its text: the form confluent-kafka's ProtobufDeserializer reads from a "
+        "registry that ignores format=serialized (Apicurio 2.6; docs/schemas.md).",
+    ),
     subject_name_strategy: str = typer.Option(
         "topic",
         "--subject-name-strategy",
@@ -277,6 +287,8 @@ def produce(
         )
         if side is not None
     ]
+    if as_descriptor:
+        sides = typed.as_descriptors(sides)
     if subject_name_strategy not in typed.STRATEGIES:
         from kctl.errors import UsageError
 

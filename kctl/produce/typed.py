@@ -12,12 +12,20 @@ sent, nothing of it is (produce's rule for a malformed line, docs/produce.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kctl.errors import UsageError
 from kctl.produce.lines import Record, json_doc_record
-from kctl.schemas.model import RECORD_FORMATS, Reference, RegisteredSchema, Schema, SchemaSource
+from kctl.schemas.model import (
+    JSON,
+    PROTOBUF,
+    RECORD_FORMATS,
+    Reference,
+    RegisteredSchema,
+    Schema,
+    SchemaSource,
+)
 from kctl.schemas.names import subject_and_version
 
 # --subject-name-strategy: Confluent's TopicNameStrategy, RecordNameStrategy and
@@ -28,6 +36,7 @@ EXTENSIONS = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 
 
 Encode = Callable[[Any], bytes]
+Read = Callable[[bytes], Any]  # JSON text -> JSON data (orjson.loads, or a side's own)
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,8 @@ class Side:
     message: str | None = None
     # --{what}-reference: the subjects the schema file imports (registered with it)
     references: tuple[Reference, ...] = ()
+    # --as-descriptor: a .proto file registered as its base64 FileDescriptorProto
+    descriptor: bool = False
 
     @property
     def schema_type(self) -> str:
@@ -106,6 +117,24 @@ def check_side(
                 f"--{what}-format {fmt} writes {RECORD_FORMATS[fmt]}",
             )
     return Side(what, fmt, schema_file, None, subject, version, message, references)
+
+
+def as_descriptors(sides: list[Side]) -> list[Side]:
+    """``--as-descriptor``: the sides that register a Protobuf schema file do it as its
+    descriptor; a usage error when no side does."""
+    chosen = [
+        replace(s, descriptor=True)
+        if s.schema_file is not None and s.schema_type == PROTOBUF
+        else s
+        for s in sides
+    ]
+    if not any(s.descriptor for s in chosen):
+        raise UsageError(
+            "--as-descriptor applies to a .proto file registered with --value-schema or "
+            "--key-schema",
+            "with --value-format/--key-format protobuf",
+        )
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -191,10 +220,14 @@ class TypedInput:
         value: Encode | None,
         key: Encode | None,
         messages: dict[str, Callable[[str], Encode]] | None = None,
+        readers: dict[str, Read] | None = None,
     ) -> None:
         self.value = value
         self.key = key
         self.messages = messages or {}
+        # per side, how its JSON data is read when not with orjson.loads: a JSON Schema side
+        # keeps each number's text (kctl.schemas.jsonschema.loads), so it is written as given
+        self.readers = readers or {}
         self._by_message: dict[tuple[str, str], Encode] = {}
 
     def _pick(self, what: str, default: Encode, doc: dict[str, Any], line: int) -> Encode:
@@ -240,6 +273,9 @@ class TypedInput:
         doc = _json(text, line)
         if not isinstance(doc, dict):
             raise UsageError(f"malformed JSON line {line}", "expected a JSON object")
+        spelled = {}
+        for what, read in self.readers.items():  # the side's data as that side reads it
+            spelled[what] = read(text).get(what)
         plain: dict[str, Any] = dict(doc)
         if self.value is not None:
             plain.pop("value", None)
@@ -247,13 +283,13 @@ class TypedInput:
             plain.pop("key", None)
         value, key, headers, partition, ts = json_doc_record(plain, line)
         if self.value is not None:
-            data = doc.get("value")
+            data = spelled["value"] if "value" in spelled else doc.get("value")
             if data is not None:
                 value = self._encode(
                     self._pick("value", self.value, doc, line), data, "value", line
                 )
         if self.key is not None:
-            data = doc.get("key")
+            data = spelled["key"] if "key" in spelled else doc.get("key")
             if data is not None:
                 key = self._encode(self._pick("key", self.key, doc, line), data, "key", line)
         return value, key, headers, partition, ts
@@ -276,10 +312,13 @@ class TypedInput:
             if key == null_marker:
                 key = None
         if self.value is not None and value is not None:
-            value = self._encode(self.value, _json(value, line), "value", line)
+            value = self._encode(self.value, self._read("value", value, line), "value", line)
         if self.key is not None and key is not None:
-            key = self._encode(self.key, _json(key, line), "key", line)
+            key = self._encode(self.key, self._read("key", key, line), "key", line)
         return value, key
+
+    def _read(self, what: str, text: bytes, line: int, source: str | None = None) -> Any:
+        return _json(text, line, source, self.readers.get(what))
 
     def values(self, lines: list[bytes], first: int) -> tuple[list[bytes], UsageError | None]:
         """The fast shape: each line the value's JSON data, no key, no marker. The encoded
@@ -292,13 +331,13 @@ class TypedInput:
         assert encode is not None
         from kctl.schemas.model import EncodeError
 
+        loads = self.readers.get("value", orjson.loads)
         try:  # the common case, every line fits: the loop in C (map), no Python per line
-            return list(map(encode, map(orjson.loads, lines))), None
+            return list(map(encode, map(loads, lines))), None
         except (orjson.JSONDecodeError, EncodeError):
             pass  # again line by line, to send what comes before the bad line and name it
         out: list[bytes] = []
         append = out.append
-        loads = orjson.loads
         n = first
         try:
             for n, text in enumerate(lines, first):  # noqa: B007 - n names the failing line
@@ -316,17 +355,18 @@ class TypedInput:
     def single(self, value: bytes | None, key: bytes | None) -> tuple[bytes | None, bytes | None]:
         """``--value``/``--key``: their text is the JSON data of a typed side (line 1)."""
         if self.value is not None and value is not None:
-            value = self._encode(self.value, _json(value, 1, "--value"), "value", 1, "--value")
+            data = self._read("value", value, 1, "--value")
+            value = self._encode(self.value, data, "value", 1, "--value")
         if self.key is not None and key is not None:
-            key = self._encode(self.key, _json(key, 1, "--key"), "key", 1, "--key")
+            key = self._encode(self.key, self._read("key", key, 1, "--key"), "key", 1, "--key")
         return value, key
 
 
-def _json(text: bytes, line: int, source: str | None = None) -> Any:
+def _json(text: bytes, line: int, source: str | None = None, read: Read | None = None) -> Any:
     import orjson
 
     try:
-        return orjson.loads(text)
+        return (read or orjson.loads)(text)
     except orjson.JSONDecodeError as exc:
         what = f"{source} is not JSON data" if source else f"malformed JSON line {line}"
         raise UsageError(what, str(exc)) from None
@@ -345,11 +385,20 @@ def build(
 
     encoders: dict[str, Encode] = {}
     messages: dict[str, Callable[[str], Encode]] = {}
+    readers: dict[str, Read] = {}
     resolved: list[Resolved] = []
     for side in sides:
+        if side.descriptor and side.schema_text is not None and side.schema_type == PROTOBUF:
+            name = (side.schema_file or "schema.proto").replace("\\", "/").rsplit("/", 1)[-1]
+            as_text = Schema(PROTOBUF, side.schema_text, side.references)
+            side = replace(side, schema_text=codec.protobuf_descriptor(source, as_text, name).text)
         got = resolve(source, side, topic, strategy, codec.record_name, codec.subject_for)
         encoder = codec.RecordEncoder.for_schema(source, got.registered, message=side.message)
         encoders[side.what] = encoder.encode
+        if got.registered.schema.schema_type == JSON:
+            from kctl.schemas.jsonschema import loads
+
+            readers[side.what] = loads
         if side.fmt == "protobuf" and side.message is None:
             registered = got.registered
 
@@ -358,4 +407,4 @@ def build(
 
             messages[side.what] = other
         resolved.append(got)
-    return TypedInput(encoders.get("value"), encoders.get("key"), messages), resolved
+    return TypedInput(encoders.get("value"), encoders.get("key"), messages, readers), resolved

@@ -55,6 +55,10 @@ class RegistryError(KctlError):
         super().__init__(what, why)
 
 
+class NoSuchPath(RegistryError):
+    """HTTP 404 without a registry's error code: most likely no Confluent API at that URL."""
+
+
 class RegistryNotFound(NotFoundError):
     """A subject, version or schema id the registry does not have."""
 
@@ -239,9 +243,23 @@ class RegistryClient:
         doc = self._call("POST", f"/subjects/{quote(subject)}/versions", body, subject=subject)
         new_id = int(doc["id"])
         self._registered[key] = new_id
-        self._by_id.setdefault(new_id, schema)
+        # Not cached by id: a registry may keep another text than the one given (Apicurio 3
+        # answers Avro and JSON schemas in a compact form of its own).
         self._latest.pop(subject, None)
         return new_id
+
+    def ping(self) -> None:
+        """One small request (``GET /config``) to learn, before a command prints anything, that
+        the registry answers: one that cannot be reached, refuses the credentials or is no
+        Confluent API at that URL (a 404 without a registry's error) raises its one-line error;
+        any registry answer will do (one that does not support ``/config`` answers too)."""
+        try:
+            self._get("/config")
+        except (RegistryNotFound, RegistryRefused):
+            return
+        except RegistryError as exc:
+            if exc.status in (401, 403) or isinstance(exc, NoSuchPath):
+                raise
 
     # -- the rest of the API (kctl schemas) --------------------------------------------
 
@@ -499,7 +517,7 @@ class RegistryClient:
                 detail, status=status, code=code, message=message,
             )  # fmt: skip
         if status == 404 and not 40400 <= code < 40500:
-            raise RegistryError(
+            raise NoSuchPath(
                 f"the schema registry at {self.url} has no {method} {path.split('?')[0]}",
                 f"{detail}; is the URL the base of the Confluent-compatible API? on Apicurio "
                 "it ends in /apis/ccompat/v7", status=status, code=code, message=message,

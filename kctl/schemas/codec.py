@@ -111,6 +111,35 @@ class _Compiled:
         return codec
 
 
+def protobuf_descriptor(source: SchemaSource, schema: Schema, file_name: str) -> Schema:
+    """``schema`` (.proto text; its references' versions resolved, the referenced schemas in
+    ``source``) as the form confluent-kafka's Python ProtobufSerializer registers: its
+    FileDescriptorProto (named ``file_name``) serialized and base64-encoded, compiled by protoc
+    with its imports. That is what confluent-kafka's ProtobufDeserializer expects to get back
+    for ``GET /schemas/ids/N?format=serialized`` (docs/schemas.md: on a registry that ignores
+    ``format``, it reads only this form). A schema that is a descriptor already is returned
+    as it is."""
+    import base64
+    from dataclasses import replace
+
+    from kctl.schemas.protobuf import ProtobufSchema, _as_descriptor
+
+    if schema.schema_type != PROTOBUF:
+        raise SchemaError(
+            "only a Protobuf schema has a descriptor", f"this one is {schema.schema_type}"
+        )
+    if _as_descriptor(schema.text) is not None:
+        return schema
+    refs = _references(source, schema)
+    compiled = ProtobufSchema(schema.text, [(name, found.text) for name, found in refs])
+    from google.protobuf import descriptor_pb2
+
+    proto = descriptor_pb2.FileDescriptorProto()
+    proto.CopyFrom(compiled.main_proto)
+    proto.name = file_name
+    return replace(schema, text=base64.b64encode(proto.SerializeToString()).decode("ascii"))
+
+
 class RecordDecoder:
     """Decode framed keys or values of one format (``avro``, ``protobuf``, ``json-schema``, or
     ``schema-registry``: whatever type the id's schema has)."""
@@ -342,6 +371,7 @@ __all__ = [
     "KctlError",
     "RecordDecoder",
     "RecordEncoder",
+    "protobuf_descriptor",
     "record_name",
     "subject_for",
 ]

@@ -7,16 +7,22 @@ schema's ``$schema`` names (Draft 7 when it names none, as Confluent's serialize
 the reference gives, and under its own ``$id``), then writes the JSON.
 
 What the writers write: confluent-kafka's Python JSONSerializer writes compact JSON with orjson
-(``{"a":1,"b":"x"}``; with the stdlib's json when orjson is missing: the same separators) and
-Java's KafkaJsonSchemaSerializer writes compact JSON with Jackson. The encoder writes compact
-JSON (orjson: keys in the given order, UTF-8 unescaped), so their records round-trip;
-``style="python"`` writes what ``json.dumps`` writes with its defaults (``", "``, ``": "``,
-ASCII escapes), the form of older Python producers.
+(``{"a":1,"b":"x"}``) or, when orjson is missing, with the stdlib's json (the same separators,
+UTF-8 unescaped, but Python's spelling of floats: ``1e-07`` where orjson writes ``1e-7``,
+``1.5e-05`` where it writes ``0.000015``); Java's KafkaJsonSchemaSerializer writes compact JSON
+with Jackson (``1.0E-7``). The encoder writes compact JSON (orjson: keys in the given order,
+UTF-8 unescaped), and a number keeps the text it was written with: decoding keeps each number
+whose text orjson would write otherwise as an ``orjson.Fragment`` of that text (so consume
+prints it as written), :func:`loads` reads produce's input the same way into :class:`Spelled`
+floats, and the encoder writes them as they were spelled. So the records of all of them
+round-trip byte for byte. ``style="python"`` writes what ``json.dumps`` writes with its defaults
+(``", "``, ``": "``, ASCII escapes), the form of older Python producers.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +31,68 @@ import orjson
 from kctl.schemas.model import DecodeError, EncodeError, SchemaError
 
 STYLES = ("compact", "python")
+
+
+# A number whose text orjson may write otherwise: a fraction or an exponent, an integer past
+# 64 bits (orjson reads it as a float), a negative zero integer.
+_RESPELLABLE = re.compile(rb"[0-9][.eE]|[0-9]{19}|-0(?![0-9.eE])")
+_INT_RANGE = range(-(2**63), 2**64)
+
+
+class Spelled(float):
+    """A number of produce's input with the text it was written in, where orjson would write
+    the value otherwise (``1e-07``, ``1.0E-7``, ``0.0000001``): the encoder writes the text."""
+
+    __slots__ = ("text",)
+    text: bytes
+
+    def __new__(cls, text: str) -> Spelled:
+        self = super().__new__(cls, text)
+        self.text = text.encode("ascii")
+        return self
+
+
+def _respelled(data: bytes | memoryview, value: Any) -> bool:
+    """Whether ``value`` (orjson's reading of ``data``) holds a number orjson writes otherwise
+    than ``data`` spells it: never when ``data`` has no such number, or is orjson's own text."""
+    if not isinstance(value, (dict, list, float)) or orjson.dumps(value) == data:
+        return False  # orjson's own text (the common case: one fast comparison)
+    return _RESPELLABLE.search(data) is not None and orjson.dumps(value) != bytes(data).strip()
+
+
+def _reread(data: bytes | memoryview, kept: Any) -> Any:
+    """``data`` read again by the stdlib's json, each number orjson would write otherwise made
+    ``kept(text)`` (orjson read it before: the JSON is valid)."""
+
+    def number(text: str) -> Any:
+        value = float(text)
+        return value if orjson.dumps(value) == text.encode("ascii") else kept(text)
+
+    def integer(text: str) -> Any:
+        value = int(text)
+        return value if value in _INT_RANGE and text != "-0" else kept(text)
+
+    return json.loads(bytes(data), parse_float=number, parse_int=integer)
+
+
+def _fragment(text: str) -> Any:
+    return orjson.Fragment(text)
+
+
+def loads(data: bytes) -> Any:
+    """produce's input: orjson's reading of JSON text, except that a number orjson would write
+    otherwise keeps its text (a :class:`Spelled` float, which the encoder writes as given).
+    orjson.JSONDecodeError as orjson.loads."""
+    value = orjson.loads(data)
+    if _respelled(data, value):
+        return _reread(data, Spelled)
+    return value
+
+
+def _spelled(value: Any) -> Any:
+    if isinstance(value, Spelled):
+        return orjson.Fragment(value.text)
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
 def _load(text: str, what: str) -> Any:
@@ -86,10 +154,16 @@ class JsonSchemaCodec:
         return cls(self.schema, registry=registry, format_checker=cls.FORMAT_CHECKER)
 
     def decode(self, data: bytes, offset: int = 0) -> Any:
+        """The JSON data; a number orjson would write otherwise than the payload spells it is
+        an ``orjson.Fragment`` of its text (written back as it is by every JSON output)."""
+        payload = memoryview(data)[offset:] if offset else data
         try:
-            return orjson.loads(memoryview(data)[offset:] if offset else data)
+            value = orjson.loads(payload)
         except orjson.JSONDecodeError as exc:
             raise DecodeError(f"the JSON payload does not parse ({exc})") from None
+        if _respelled(payload, value):
+            return _reread(payload, _fragment)
+        return value
 
     def validate(self, value: Any) -> None:
         """EncodeError naming the field when ``value`` does not fit the schema."""
@@ -114,6 +188,6 @@ class JsonSchemaCodec:
         if self.style == "python":
             return json.dumps(value).encode("utf-8")
         try:
-            return orjson.dumps(value)
+            return orjson.dumps(value, default=_spelled)
         except TypeError as exc:
             raise EncodeError("$", str(exc)) from None

@@ -1,5 +1,5 @@
 """How the command line names what a registry holds: ``SUBJECT[:VERSION]`` and
-``NAME=SUBJECT:VERSION`` references. Pure."""
+``NAME=SUBJECT:VERSION`` references; the topic a subject is for. Pure."""
 
 from __future__ import annotations
 
@@ -48,3 +48,10 @@ def parse_reference(item: str, option: str = "--reference") -> Reference:
     if not subject or version is False or version == 0:
         raise UsageError(f"{option} {item!r} is not NAME=SUBJECT:VERSION", EXAMPLE_REFERENCE)
     return Reference(name, subject, version or 0)
+
+
+def topic_of(subject: str) -> str | None:
+    """The topic whose keys or values ``subject`` names under Confluent's TopicNameStrategy
+    (``orders-value``, ``orders-key`` -> ``orders``); None for another subject."""
+    topic, dash, side = subject.rpartition("-")
+    return topic if dash and topic and side in ("value", "key") else None
