@@ -44,6 +44,8 @@ LAYERS: list[tuple[str, list[list[str]]]] = [
         "broker, analytics, registry",
         [["kctl.broker.*"], ["kctl.analytics.*"], ["kctl.registry.*"]],
     ),
+    # Pure, named after its command: partitions elect-leaders (the election's rules, options).
+    ("elect", [["kctl.elect.*"]]),
     # Pure rules over cluster snapshots and replica logs; compare reads segment files through
     # kctl.dump.files and decodes them with kctl.logfmt.
     ("replicas", [["kctl.replicas.*"]]),
@@ -74,6 +76,7 @@ CLIENT_LIBRARIES = ("confluent_kafka", "kafka", "pyspark", "pyarrow")
 PURE = [
     "kctl.logfmt.*",
     "kctl.replicas.*",
+    "kctl.elect.*",
     "kctl.lag.*",
     "kctl.produce.*",
     "kctl.dump.*",

@@ -13,6 +13,8 @@ from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kctl import parsing
+from kctl.elect import election as E
 from kctl.errors import EXIT_FAILED, EXIT_USAGE, KctlError, NotFoundError, UsageError
 from kctl.replicas import assign as A
 from kctl.replicas import plan as P
@@ -130,7 +132,7 @@ def test_malformed_plans_are_rejected_naming_the_problem(doc, message):
 
 
 # ---------------------------------------------------------------------------------------------
-# Plan and election files, options, a plan against the cluster (kctl.replicas.plan)
+# Plan and election files, options, a plan against the cluster (kctl.replicas.plan, kctl.elect)
 
 
 def _usage(text: str):
@@ -160,10 +162,10 @@ def test_an_unreadable_file_is_a_failure_not_a_usage_error(tmp_path):
 def test_election_file_is_read_as_topic_partitions_in_file_order(tmp_path):
     entries = [("b", 2), ("a", 0), ("b", 1)]
     doc = {"partitions": [{"topic": t, "partition": p} for t, p in entries]}
-    assert P.election_partitions(doc, "f.json") == {"b": [2, 1], "a": [0]}
+    assert E.election_partitions(doc, "f.json") == {"b": [2, 1], "a": [0]}
     path = tmp_path / "elect.json"
     path.write_text(json.dumps(doc))
-    assert P.election_scope(False, [], path) == {"b": [2, 1], "a": [0]}
+    assert E.election_scope(False, [], path) == {"b": [2, 1], "a": [0]}
 
 
 @pytest.mark.parametrize(
@@ -178,7 +180,7 @@ def test_election_file_is_read_as_topic_partitions_in_file_order(tmp_path):
 )
 def test_malformed_election_files_are_usage_errors(doc, why):
     with _usage(f"malformed election file f.json ({why}"):
-        P.election_partitions(doc, "f.json")
+        E.election_partitions(doc, "f.json")
 
 
 @pytest.mark.parametrize(
@@ -191,7 +193,7 @@ def test_malformed_election_files_are_usage_errors(doc, why):
     ],
 )
 def test_election_kind_from_flags_or_election_type(preferred, unclean, election_type, kind):
-    assert P.election_kind(preferred, unclean, election_type) == kind
+    assert E.election_kind(preferred, unclean, election_type) == kind
 
 
 @pytest.mark.parametrize(
@@ -206,32 +208,32 @@ def test_election_kind_from_flags_or_election_type(preferred, unclean, election_
 )
 def test_election_kind_refuses_none_both_or_unknown(preferred, unclean, election_type, message):
     with _usage(message):
-        P.election_kind(preferred, unclean, election_type)
+        E.election_kind(preferred, unclean, election_type)
 
 
 def test_election_scope_is_exactly_one_of_all_topics_topics_file(tmp_path):
-    assert P.election_scope(True, [], None) is None
-    assert P.election_scope(False, ["a:1,0", "b"], None) == {"a": [0, 1], "b": None}
+    assert E.election_scope(True, [], None) is None
+    assert E.election_scope(False, ["a:1,0", "b"], None) == {"a": [0, 1], "b": None}
     for args in [(False, [], None), (True, ["a"], None), (False, ["a"], tmp_path / "f.json")]:
         with _usage("choose exactly one of --all-topics, --topic, --from-file"):
-            P.election_scope(*args)
+            E.election_scope(*args)
 
 
 def test_named_partitions_refuse_a_whole_topic():
-    assert P.named_partitions(["a:0,2", "b:1", "a:1"]) == {"a": [0, 1, 2], "b": [1]}
+    assert parsing.named_partitions(["a:0,2", "b:1", "a:1"]) == {"a": [0, 1, 2], "b": [1]}
     with _usage("name the partitions of 'b' (expected TOPIC:PARTITION)"):
-        P.named_partitions(["a:0", "b"])
+        parsing.named_partitions(["a:0", "b"])
     with _usage("malformed --topic 'a:x'"):
-        P.named_partitions(["a:x"])
+        parsing.named_partitions(["a:x"])
 
 
 def test_brokers_are_distinct_ids_in_the_order_given():
-    assert P.parse_brokers("3,1, 2,") == [3, 1, 2]
+    assert parsing.broker_ids("3,1, 2,") == [3, 1, 2]
     with _usage("malformed --brokers '1,x' (expected ids like 1,2,3)"):
-        P.parse_brokers("1,x")
+        parsing.broker_ids("1,x")
     for text in ("1,1", ",", ""):
         with _usage("expected distinct ids"):
-            P.parse_brokers(text)
+            parsing.broker_ids(text)
 
 
 def test_proposal_names_an_unknown_target_broker_and_the_known_ones():
@@ -311,23 +313,23 @@ def test_throttle_changes_cover_brokers_of_moving_partitions():
 
 def test_preferred_election_plan():
     live = {1, 2, 3}
-    step = A.election_step("t", 0, 2, [1, 2, 3], [1, 2, 3], live, "preferred")
+    step = E.election_step("t", 0, 2, [1, 2, 3], [1, 2, 3], live, "preferred")
     assert (step.action, step.new_leader) == ("elect", 1)
-    assert A.election_step("t", 0, 1, [1, 2], [1, 2], live, "preferred").action == "skip"
-    out_of_isr = A.election_step("t", 0, 2, [1, 2], [2], live, "preferred")
+    assert E.election_step("t", 0, 1, [1, 2], [1, 2], live, "preferred").action == "skip"
+    out_of_isr = E.election_step("t", 0, 2, [1, 2], [2], live, "preferred")
     assert out_of_isr.action == "skip" and "not in the ISR" in out_of_isr.reason
-    dead = A.election_step("t", 0, 2, [4, 2], [2, 4], live, "preferred")
+    dead = E.election_step("t", 0, 2, [4, 2], [2, 4], live, "preferred")
     assert dead.action == "skip" and "not alive" in dead.reason
 
 
 def test_unclean_election_plan():
     live = {2, 3}
-    assert A.election_step("t", 0, 2, [1, 2], [2], live, "unclean").action == "skip"
-    clean = A.election_step("t", 0, -1, [1, 2, 3], [1, 3], live, "unclean")
+    assert E.election_step("t", 0, 2, [1, 2], [2], live, "unclean").action == "skip"
+    clean = E.election_step("t", 0, -1, [1, 2, 3], [1, 3], live, "unclean")
     assert clean.new_leader == 3 and "clean election" in clean.reason
-    lossy = A.election_step("t", 0, -1, [1, 2], [1], live, "unclean")
+    lossy = E.election_step("t", 0, -1, [1, 2], [1], live, "unclean")
     assert lossy.new_leader == 2 and "may be lost" in lossy.reason
-    assert A.election_step("t", 0, -1, [1], [1], live, "unclean").action == "skip"
+    assert E.election_step("t", 0, -1, [1], [1], live, "unclean").action == "skip"
 
 
 # ---------------------------------------------------------------------------------------------

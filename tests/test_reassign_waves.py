@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from kctl import parsing
 from kctl.errors import UsageError
 from kctl.replicas import progress, waves
 
@@ -112,13 +113,13 @@ def test_throttle_diff_removes_what_the_next_wave_does_not_move() -> None:
     ],
 )
 def test_parse_size(text: str, value: int) -> None:
-    assert waves.parse_size(text, "--throttle") == value
+    assert parsing.byte_size(text, "--throttle") == value
 
 
 @pytest.mark.parametrize("text", ["", "0", "-5", "ten", "5XB", "0.1"])
 def test_parse_size_refuses(text: str) -> None:
     with pytest.raises(UsageError):
-        waves.parse_size(text, "--throttle")
+        parsing.byte_size(text, "--throttle")
 
 
 def test_copied_caps_each_adding_replica_at_the_partition_size() -> None:

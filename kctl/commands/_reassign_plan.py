@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kctl.errors import KctlError, UsageError
+from kctl.parsing import added_brokers, broker_ids, byte_size
 
 BROKER_COLUMNS = (
     "broker:>",
@@ -35,37 +36,6 @@ def footer(rep: dict[str, Any]) -> list[dict[str, Any]]:
     return [*rows, spread]
 
 
-def parse_ids(text: str, option: str) -> list[int]:
-    try:
-        ids = [int(b) for b in text.split(",") if b.strip()]
-    except ValueError:
-        raise UsageError(f"malformed {option} {text!r}", "expected ids like 4,5") from None
-    if not ids or len(set(ids)) != len(ids):
-        raise UsageError(f"malformed {option} {text!r}", "expected distinct ids like 4,5")
-    return ids
-
-
-def parse_added(text: str) -> dict[int, str | None]:
-    """``--add-broker 4,5`` or ``4:rack-a,5:rack-b`` (the rack of a broker a snapshot lacks)."""
-    out: dict[int, str | None] = {}
-    for item in (x.strip() for x in text.split(",")):
-        if not item:
-            continue
-        ident, _, rack = item.partition(":")
-        try:
-            b = int(ident)
-        except ValueError:
-            raise UsageError(
-                f"malformed --add-broker {text!r}", "expected ids like 4,5 or 4:rack-a,5:rack-b"
-            ) from None
-        if b in out:
-            raise UsageError(f"malformed --add-broker {text!r}", f"broker {b} is named twice")
-        out[b] = rack or None
-    if not out:
-        raise UsageError(f"malformed --add-broker {text!r}", "expected ids like 4,5")
-    return out
-
-
 def goal_of(
     *,
     remove: str | None,
@@ -85,21 +55,13 @@ def goal_of(
         raise UsageError(f"unknown --balance {balance!r}", "replicas, leaders or disk")
     if tolerance < 0:
         raise UsageError("--tolerance must be >= 0", f"got {tolerance}")
-    size = None
-    if max_bytes is not None:
-        from kctl.replicas.waves import parse_size
-
-        size = parse_size(max_bytes, "--max-bytes")
-    removed = parse_ids(remove, "--remove-broker") if remove else []
-    added = parse_added(add) if add else {}
+    size = None if max_bytes is None else byte_size(max_bytes, "--max-bytes")
+    removed = broker_ids(remove, "--remove-broker", "4,5") if remove else []
+    added = added_brokers(add) if add else {}
     both = sorted(set(removed) & set(added))
     if both:
         raise UsageError(f"broker {both[0]} is both added and removed")
-    targets = None
-    if brokers is not None:
-        from kctl.replicas.plan import parse_brokers
-
-        targets = parse_brokers(brokers)
+    targets = None if brokers is None else broker_ids(brokers)
     return Goal(
         remove=removed,
         add=added,

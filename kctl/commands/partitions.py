@@ -1,7 +1,8 @@
 """kctl partitions: leader elections (kafka-leader-election.sh), replica moves between log dirs
 and reassignments (kafka-reassign-partitions.sh; the ``reassign`` group is in
-partitions_reassign.py). Each prints the plan and changes nothing without --execute; options and
-plan files are read and checked by :mod:`kctl.replicas.plan`."""
+partitions_reassign.py). Each prints the plan and changes nothing without --execute; plan files
+are read and checked by :mod:`kctl.replicas.plan`, the election's options and rules are
+:mod:`kctl.elect`'s."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def elect_leaders(
     leader; with --execute sends ElectLeaders for the partitions that need it."""
     from kctl.broker import elect
     from kctl.broker.client import Admin
-    from kctl.replicas.plan import election_kind, election_scope
+    from kctl.elect.election import election_kind, election_scope
 
     kind = election_kind(preferred, unclean, election_type)
     scope = election_scope(all_topics, list(topics), from_file)
@@ -111,7 +112,7 @@ def move_dir(
     current dir; with --execute the broker copies the replica into the target dir (a future
     replica in 'kctl cluster log-dirs') and swaps it in once it has caught up."""
     from kctl.broker import logdirs
-    from kctl.replicas.plan import named_partitions
+    from kctl.parsing import named_partitions
 
     partitions = named_partitions(list(targets))
     plan_cols = cols(*MOVE_COLUMNS)

@@ -170,10 +170,11 @@ def _generate_onto(
     unused racks first, then to the least-loaded brokers, and preferred leaders are balanced."""
     from kctl.broker.client import Admin
     from kctl.broker.reassign import current_assignment
+    from kctl.parsing import broker_ids
     from kctl.replicas.assign import moves
-    from kctl.replicas.plan import parse_brokers, plan_document, plan_rows, proposal
+    from kctl.replicas.plan import plan_document, plan_rows, proposal
 
-    targets = parse_brokers(brokers)
+    targets = broker_ids(brokers)
     current, racks = current_assignment(Admin(connection(ctx)), list(dict.fromkeys(topics)))
     proposed = proposal(current, targets, racks)
     if current_file is not None:
@@ -202,18 +203,15 @@ def _wave_options(
     dir_throttle: str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The options of a wave run, and the same as command-line text (for the resume hint)."""
-    from kctl.parsing import duration
-    from kctl.replicas.waves import parse_size
+    from kctl.parsing import byte_size, duration
 
     options: dict[str, Any] = {
         "max_concurrent": max_concurrent,
         "max_bytes": None
         if max_bytes_in_flight is None
-        else parse_size(max_bytes_in_flight, "--max-bytes-in-flight"),
-        "throttle": None if throttle is None else parse_size(throttle, "--throttle"),
-        "dir_throttle": None
-        if dir_throttle is None
-        else parse_size(dir_throttle, "--dir-throttle"),
+        else byte_size(max_bytes_in_flight, "--max-bytes-in-flight"),
+        "throttle": None if throttle is None else byte_size(throttle, "--throttle"),
+        "dir_throttle": None if dir_throttle is None else byte_size(dir_throttle, "--dir-throttle"),
         "stall_timeout": max(1.0, duration(stall_timeout, "--stall-timeout").total_seconds()),
         "interval": max(0.1, duration(interval, "--interval").total_seconds()),
     }

@@ -1,6 +1,5 @@
-"""Partition placement, pure: reassignment proposals, replication throttles, and
-preferred/unclean leader-election plans (plan files and the operator's input:
-:mod:`kctl.replicas.plan`).
+"""Partition placement, pure: reassignment proposals and replication throttles (plan files
+and the operator's input: :mod:`kctl.replicas.plan`; leader elections: :mod:`kctl.elect`).
 
 :func:`propose` moves only the replicas that sit on brokers outside the target set (replicas
 already on a target broker stay), places each moved replica on a rack the partition does not use
@@ -12,8 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
 TP = tuple[str, int]
 Assignment = dict[TP, list[int]]
@@ -120,73 +117,3 @@ def throttled_replicas(current: Assignment, proposed: Assignment) -> dict[str, d
         }
         for topic, v in out.items()
     }
-
-
-# ---------------------------------------------------------------------------------------------
-# Leader elections
-
-
-@dataclass
-class ElectionStep:
-    topic: str
-    partition: int
-    leader: int
-    replicas: list[int]
-    isr: list[int]
-    new_leader: int | None  # None: no election will happen
-    action: str  # elect | skip
-    reason: str
-
-    def row(self) -> dict[str, Any]:
-        return {
-            "topic": self.topic,
-            "partition": self.partition,
-            "leader": self.leader,
-            "replicas": self.replicas,
-            "isr": self.isr,
-            "new_leader": self.new_leader,
-            "action": self.action,
-            "reason": self.reason,
-        }
-
-
-def election_step(
-    topic: str,
-    partition: int,
-    leader: int,
-    replicas: list[int],
-    isr: list[int],
-    live: set[int],
-    kind: str,
-) -> ElectionStep:
-    """What a ``preferred`` or ``unclean`` election would do to one partition."""
-
-    def step(new: int | None, reason: str) -> ElectionStep:
-        action = "elect" if new is not None else "skip"
-        return ElectionStep(topic, partition, leader, replicas, isr, new, action, reason)
-
-    has_leader = leader >= 0 and leader in live
-    if kind == "preferred":
-        if not replicas:
-            return step(None, "no replicas")
-        preferred = replicas[0]
-        if leader == preferred:
-            return step(None, "already led by its preferred leader")
-        if preferred not in live:
-            return step(None, f"preferred leader {preferred} is not alive")
-        if preferred not in isr:
-            return step(None, f"preferred leader {preferred} is not in the ISR")
-        return step(preferred, f"move leadership from {leader} to preferred leader {preferred}")
-    if kind != "unclean":
-        raise ValueError(f"unknown election type {kind!r}")
-    if has_leader:
-        return step(None, f"has a live leader ({leader})")
-    clean = [r for r in replicas if r in isr and r in live]
-    if clean:
-        return step(clean[0], f"no leader; {clean[0]} is alive and in the ISR (clean election)")
-    alive = [r for r in replicas if r in live]
-    if not alive:
-        return step(None, "no replica is alive")
-    return step(
-        alive[0], f"no leader and no live ISR member: {alive[0]} leads, records may be lost"
-    )

@@ -1,9 +1,9 @@
-"""What an operator hands to ``kctl partitions``, read and checked without a broker:
-kafka-reassign-partitions.sh plan JSON (both directions), kafka-leader-election.sh's election
-file, target broker lists, the election options; the checks of a plan against the cluster's
-current assignment and brokers; the rows a plan shows.
+"""What an operator hands to ``kctl partitions reassign``, read and checked without a broker:
+kafka-reassign-partitions.sh plan JSON (both directions); the checks of a plan against the
+cluster's current assignment and brokers; the rows a plan shows. (Election files and options:
+:mod:`kctl.elect.election`; broker ids: :mod:`kctl.parsing`.)
 
-Pure apart from reading the named file (:func:`read_json`). Malformed input is a
+Pure apart from reading the named file (:func:`kctl.inputs.read_json`). Malformed input is a
 :class:`~kctl.errors.UsageError` (exit 2); a plan naming what the cluster lacks is a
 :class:`~kctl.errors.NotFoundError` (exit 1)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kctl.errors import KctlError, NotFoundError, UsageError
-from kctl.parsing import Scope, topic_scope
+from kctl.inputs import read_json
 from kctl.replicas.assign import Assignment, PlanError, propose
 
 # ---------------------------------------------------------------------------------------------
@@ -83,21 +83,6 @@ def parse_plan(doc: Any) -> Assignment:
 # Files
 
 
-def read_json(path: Path, what: str) -> Any:
-    """The JSON document in ``path`` (at most 64 MiB, :data:`kctl.inputs.PLAN`); ``what``
-    names it in the errors (unreadable or not a regular file: exit 1, too large or not JSON:
-    exit 2)."""
-    import orjson
-
-    from kctl.inputs import PLAN, decode, read_bytes
-
-    text = decode(read_bytes(path, what, PLAN), path, what)
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise UsageError(f"{what} {path} is not JSON", str(exc)) from exc
-
-
 def read_plan(path: Path) -> Assignment:
     """The reassignment plan in ``path`` (:func:`parse_plan`); malformed: a UsageError."""
     return read_plan_with_dirs(path)[0]
@@ -125,78 +110,6 @@ def read_plan_with_dirs(path: Path) -> tuple[Assignment, LogDirs]:
         return parse_plan(doc), plan_log_dirs(doc)
     except PlanError as exc:
         raise UsageError(f"malformed plan {path}", str(exc)) from exc
-
-
-def election_partitions(doc: Any, source: str | Path) -> Scope:
-    """kafka-leader-election.sh --path-to-json-file: ``{"partitions": [{"topic", "partition"}]}``
-    as topic -> partitions (in the file's order); ``source`` names the file in the errors."""
-    entries = doc.get("partitions") if isinstance(doc, dict) else None
-    if not isinstance(entries, list) or not entries:
-        raise UsageError(f"malformed election file {source}", 'expected {"partitions": [...]}')
-    parts: dict[str, list[int]] = {}
-    for i, e in enumerate(entries):
-        if (
-            not isinstance(e, dict)
-            or not isinstance(e.get("topic"), str)
-            or not isinstance(e.get("partition"), int)
-        ):
-            raise UsageError(
-                f"malformed election file {source}", f"partitions[{i}] needs topic and partition"
-            )
-        parts.setdefault(e["topic"], []).append(e["partition"])
-    scope: Scope = {topic: numbers for topic, numbers in parts.items()}
-    return scope
-
-
-# ---------------------------------------------------------------------------------------------
-# Options
-
-
-def election_kind(preferred: bool, unclean: bool, election_type: str | None) -> str:
-    """``preferred`` or ``unclean`` from ``--preferred``/``--unclean`` or ``--election-type``
-    (kafka-leader-election.sh's spelling, any case); exactly one way, exactly one kind."""
-    if election_type is not None:
-        kind_given = election_type.lower()
-        if kind_given not in ("preferred", "unclean"):
-            raise UsageError(f"unknown --election-type {election_type!r}", "preferred or unclean")
-        if preferred or unclean:
-            raise UsageError("--election-type replaces --preferred and --unclean")
-        preferred, unclean = kind_given == "preferred", kind_given == "unclean"
-    if preferred == unclean:
-        raise UsageError("choose one of --preferred and --unclean")
-    return "preferred" if preferred else "unclean"
-
-
-def election_scope(all_topics: bool, topics: list[str], from_file: Path | None) -> Scope | None:
-    """The partitions to elect: None for ``--all-topics``, else ``--topic T[:P,...]`` or the
-    election file; exactly one of the three."""
-    if sum([all_topics, bool(topics), from_file is not None]) != 1:
-        raise UsageError("choose exactly one of --all-topics, --topic, --from-file")
-    if topics:
-        return topic_scope(list(topics))
-    if from_file is not None:
-        return election_partitions(read_json(from_file, "election file"), from_file)
-    return None
-
-
-def named_partitions(items: list[str]) -> dict[str, list[int]]:
-    """``TOPIC:P[,P]`` items, every one naming its partitions (``move-dir``)."""
-    scope = topic_scope(list(items))
-    whole = [t for t, ps in scope.items() if ps is None]
-    if whole:
-        raise UsageError(f"name the partitions of {whole[0]!r}", "expected TOPIC:PARTITION")
-    return {t: ps for t, ps in scope.items() if ps is not None}
-
-
-def parse_brokers(text: str) -> list[int]:
-    """``--brokers 1,2,3``: distinct broker ids, in the order given."""
-    try:
-        ids = [int(b) for b in text.split(",") if b.strip()]
-    except ValueError:
-        raise UsageError(f"malformed --brokers {text!r}", "expected ids like 1,2,3") from None
-    if not ids or len(set(ids)) != len(ids):
-        raise UsageError(f"malformed --brokers {text!r}", "expected distinct ids like 1,2,3")
-    return ids
 
 
 # ---------------------------------------------------------------------------------------------

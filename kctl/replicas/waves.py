@@ -11,10 +11,8 @@ knows as much as the ``execute`` that started the plan."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-from kctl.errors import UsageError
 from kctl.replicas.assign import TP, Assignment
 
 DONE = "done"
@@ -23,39 +21,6 @@ PENDING = "pending"
 MISSING = "missing"
 
 Changes = list[tuple[str, str, dict[str, str | None]]]
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1000,
-    "kb": 1000,
-    "m": 1000**2,
-    "mb": 1000**2,
-    "g": 1000**3,
-    "gb": 1000**3,
-    "t": 1000**4,
-    "tb": 1000**4,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-    "tib": 1024**4,
-}
-
-
-def parse_size(text: str | int, option: str) -> int:
-    """A byte count: ``50000000``, ``50MB`` / ``50M`` (10^6), ``1.5GiB`` (2^30), optionally
-    followed by ``/s`` for a rate. At least 1."""
-    raw = str(text).strip()
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)(?:/s)?", raw)
-    unit = m.group(2).lower() if m else ""
-    if not m or unit not in _UNITS:
-        raise UsageError(
-            f"malformed {option} {raw!r}", "say a number of bytes, or with a unit: 50MB, 1.5GiB"
-        )
-    value = int(float(m.group(1)) * _UNITS[unit])
-    if value < 1:
-        raise UsageError(f"{option} must be at least 1 byte", f"got {raw!r}")
-    return value
 
 
 def classify(plan: Assignment, current: Assignment, running: Iterable[TP]) -> dict[TP, str]:
