@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 from kctl import parsing
 from kctl.elect import election as E
 from kctl.errors import EXIT_FAILED, EXIT_USAGE, KctlError, NotFoundError, UsageError
-from kctl.replicas import assign as A
-from kctl.replicas import plan as P
+from kctl.reassign import assign as A
+from kctl.reassign import plan_file as P
+from kctl.reassign import rows as R
+from kctl.reassign import throttles as T
 
 # ---------------------------------------------------------------------------------------------
 # Reassignment proposals
@@ -132,7 +134,7 @@ def test_malformed_plans_are_rejected_naming_the_problem(doc, message):
 
 
 # ---------------------------------------------------------------------------------------------
-# Plan and election files, options, a plan against the cluster (kctl.replicas.plan, kctl.elect)
+# Plan and election files, options, a plan against the cluster (kctl.reassign, kctl.elect)
 
 
 def _usage(text: str):
@@ -239,13 +241,13 @@ def test_brokers_are_distinct_ids_in_the_order_given():
 def test_proposal_names_an_unknown_target_broker_and_the_known_ones():
     current = {("t", 0): [1, 2]}
     racks: dict[int, str | None] = {1: None, 2: None, 3: None}
-    assert P.proposal(current, [2, 3], racks) == A.propose(current, [2, 3], racks)
+    assert A.proposal(current, [2, 3], racks) == A.propose(current, [2, 3], racks)
     with pytest.raises(NotFoundError, match=r"unknown broker 9 \(brokers: 1, 2, 3\)"):
-        P.proposal(current, [1, 9], racks)
+        A.proposal(current, [1, 9], racks)
     with pytest.raises(
         KctlError, match=r"cannot generate a reassignment \(t-0 has 2 replicas, more than the 1 "
     ):
-        P.proposal(current, [1], racks)
+        A.proposal(current, [1], racks)
 
 
 def test_check_plan_names_the_missing_partition_or_broker():
@@ -259,7 +261,7 @@ def test_check_plan_names_the_missing_partition_or_broker():
 
 
 def test_plan_rows_show_current_proposed_and_the_brokers_receiving_a_replica():
-    rows = P.plan_rows({("t", 0): [1, 2], ("t", 1): [2, 3]}, {("t", 1): [3, 4], ("s", 0): [5]})
+    rows = R.plan_rows({("t", 0): [1, 2], ("t", 1): [2, 3]}, {("t", 1): [3, 4], ("s", 0): [5]})
     assert rows == [
         {"topic": "s", "partition": 0, "current": [], "proposed": [5], "moving": [5]},
         {"topic": "t", "partition": 1, "current": [2, 3], "proposed": [3, 4], "moving": [4]},
@@ -268,20 +270,20 @@ def test_plan_rows_show_current_proposed_and_the_brokers_receiving_a_replica():
 
 def test_cancel_chooses_the_plans_ongoing_reassignments_or_all():
     running = [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 1}]
-    assert P.in_plan(running, None) == running
-    assert P.in_plan(running, {("t", 1): [1], ("u", 0): [2]}) == [running[1]]
+    assert R.in_plan(running, None) == running
+    assert R.in_plan(running, {("t", 1): [1], ("u", 0): [2]}) == [running[1]]
 
 
 def test_failed_is_any_partition_answer_failed():
-    assert not P.failed([])
-    assert not P.failed([{"status": "accepted"}, {"status": "elected"}])
-    assert P.failed([{"status": "accepted"}, {"status": "failed"}])
+    assert not R.failed([])
+    assert not R.failed([{"status": "accepted"}, {"status": "elected"}])
+    assert R.failed([{"status": "accepted"}, {"status": "failed"}])
 
 
 def test_throttled_replicas_name_current_leaders_and_added_followers():
     current = {("t", 0): [1, 2], ("t", 1): [2, 3], ("u", 0): [1]}
     proposed = {("t", 0): [1, 4], ("t", 1): [3, 2], ("u", 0): [1]}
-    assert A.throttled_replicas(current, proposed) == {
+    assert T.throttled_replicas(current, proposed) == {
         "t": {
             "leader.replication.throttled.replicas": "0:1,0:2",
             "follower.replication.throttled.replicas": "0:4",
@@ -290,7 +292,7 @@ def test_throttled_replicas_name_current_leaders_and_added_followers():
 
 
 def test_throttle_changes_cover_brokers_of_moving_partitions():
-    from kctl.broker.reassign import throttle_changes
+    from kctl.reassign.throttles import throttle_changes
 
     changes = throttle_changes(
         {("t", 0): [1, 2], ("t", 1): [5]}, {("t", 0): [1, 4], ("t", 1): [5]}, 1000

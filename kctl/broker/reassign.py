@@ -1,6 +1,6 @@
 """Partition reassignment (kafka-reassign-partitions.sh): AlterPartitionReassignments and
 ListPartitionReassignments through kafka-python's protocol classes, replication throttles through
-IncrementalAlterConfigs. Proposals and plan JSON are pure (:mod:`kctl.replicas.assign`)."""
+IncrementalAlterConfigs. Plans, throttle configs and the waves are pure (:mod:`kctl.reassign`)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,17 @@ from kctl.broker.client import Admin
 from kctl.broker.cluster_view import cluster_view, controller
 from kctl.broker.connect import Connection
 from kctl.errors import KctlError, NotFoundError, UnsupportedByBroker
-from kctl.replicas.assign import Assignment, throttled_replicas
+from kctl.reassign.assign import Assignment
+from kctl.reassign.progress import ProgressLine
+from kctl.reassign.throttles import (
+    BROKER_CONFIGS,
+    DIR_RATE_CONFIG,
+    REPLICA_CONFIGS,
+    throttle_changes,
+)
 
 ALTER_API = "AlterPartitionReassignments"
 LIST_API = "ListPartitionReassignments"
-RATE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
-# The throttle of moves between a broker's log dirs (kafka-reassign-partitions.sh's
-# --replica-alter-log-dirs-throttle): removed with the replication rates.
-DIR_RATE_CONFIG = "replica.alter.log.dirs.io.max.bytes.per.second"
-BROKER_CONFIGS = (*RATE_CONFIGS, DIR_RATE_CONFIG)
-REPLICA_CONFIGS = (
-    "leader.replication.throttled.replicas",
-    "follower.replication.throttled.replicas",
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,30 +186,9 @@ def ongoing_with(
     return parse_list_response(response)
 
 
-def ongoing(
-    conn: Connection, partitions: dict[str, list[int]] | None = None
-) -> list[dict[str, Any]]:
+def ongoing(conn: Connection, partitions: dict[str, list[int]] | None = None) -> list[Any]:
     with kafka_python.admin_client(conn) as client:
         return ongoing_with(client, partitions, conn.timeout)
-
-
-def throttle_changes(
-    current: Assignment, proposed: Assignment, rate: int
-) -> list[tuple[str, str, dict[str, str]]]:
-    """(kind, name, configs to set): broker rates on every broker the moving partitions touch,
-    throttled replica lists on their topics."""
-    moving = throttled_replicas(current, proposed)
-    brokers = sorted(
-        {
-            b
-            for tp, new in proposed.items()
-            if set(new) != set(current.get(tp, []))
-            for b in [*new, *current.get(tp, [])]
-        }
-    )
-    out = [("broker", str(b), {name: str(rate) for name in RATE_CONFIGS}) for b in brokers]
-    out += [("topic", topic, values) for topic, values in sorted(moving.items())]
-    return out
 
 
 def _incremental(admin: Admin, changes: list[tuple[str, str, dict[str, str | None]]]) -> None:
@@ -227,7 +204,7 @@ def _incremental(admin: Admin, changes: list[tuple[str, str, dict[str, str | Non
 
 
 def set_throttle(admin: Admin, current: Assignment, proposed: Assignment, rate: int) -> None:
-    _incremental(admin, list(throttle_changes(current, proposed, rate)))  # type: ignore[arg-type]
+    _incremental(admin, list(throttle_changes(current, proposed, rate)))
 
 
 def throttles_set(
@@ -630,7 +607,7 @@ class WaveRun:
         dir_throttle: int | None = None,
         clear_all: bool = False,
     ) -> None:
-        from kctl.replicas import progress, waves
+        from kctl.reassign import progress, waves
 
         self.admin = admin
         self.client = client
@@ -678,7 +655,7 @@ class WaveRun:
 
     # --- the cluster ---------------------------------------------------------------------------
     def refresh(self) -> None:
-        from kctl.replicas import waves
+        from kctl.reassign import waves
 
         view = cluster_view(self.admin)
         self.current = {
@@ -709,7 +686,7 @@ class WaveRun:
 
     # --- throttles -----------------------------------------------------------------------------
     def _set_throttle_for(self, tps: list[tuple[str, int]]) -> None:
-        from kctl.replicas.waves import throttle_diff
+        from kctl.reassign.throttles import throttle_diff
 
         if self.throttle is None and not self.throttles:
             return
@@ -789,8 +766,8 @@ class WaveRun:
         return flying
 
     # --- progress ------------------------------------------------------------------------------
-    def progress(self, stuck: list[tuple[str, int]] | None = None) -> dict[str, Any]:
-        from kctl.replicas import progress, waves
+    def progress(self, stuck: list[tuple[str, int]] | None = None) -> ProgressLine:
+        from kctl.reassign import progress, waves
 
         now = time.monotonic()
         flying = sorted(self.running)
@@ -933,7 +910,7 @@ class WaveRun:
         """Move the plan's replicas into their log dirs and poll until every one is there (its
         future log swapped in), reporting progress lines with ``phase`` ``log-dirs``;
         :class:`StuckError` when nothing moves for the stall timeout."""
-        from kctl.replicas import progress
+        from kctl.reassign import progress
 
         if not self.dirs:
             return

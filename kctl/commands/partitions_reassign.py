@@ -1,6 +1,6 @@
 """kctl partitions reassign (kafka-reassign-partitions.sh): generate a plan, execute it
 (optionally throttled), verify, cancel and list reassignments. Attached to the ``partitions``
-app in kctl/commands/partitions.py. Plan files, options and checks: :mod:`kctl.replicas.plan`."""
+app in kctl/commands/partitions.py. Plans, plan files and checks: :mod:`kctl.reassign`."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ PLAN_COLUMNS = ("topic", "partition:>", "current", "proposed", "moving")
 
 def emit_results(ctx: typer.Context, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
     """The broker's answer per partition; exit 1 when one failed."""
-    from kctl.replicas.plan import failed
+    from kctl.reassign.rows import failed
 
     emit(Output(rows, cols(*columns)), output_view(ctx))
     if failed(rows):
@@ -132,35 +132,50 @@ def generate(
     they allow. -o json prints the plan (kafka-reassign-partitions.sh's JSON, for 'reassign
     execute'); the table shows each broker before and after; a summary goes to stderr.
     With only --topic and --brokers: the placement of those topics on those brokers."""
-    from kctl.commands import _reassign_plan as R
+    from kctl.reassign import generate as G
+    from kctl.reassign.report import BROKER_COLUMNS, footer, summary
 
-    whole = any(
-        x is not None and x is not False
-        for x in (include, remove_broker, add_broker, balance, replication_factor, max_moves,
-                  max_bytes, from_snapshot, report_file)
-    ) or balance_disks or keep_leaders or not topics or brokers is None  # fmt: skip
-    if not whole:
+    others = (include, remove_broker, add_broker, balance, replication_factor, max_moves,
+              max_bytes, from_snapshot, report_file, balance_disks, keep_leaders)  # fmt: skip
+    if G.placement_only(list(topics), brokers, *others):
         _generate_onto(ctx, list(topics), str(brokers), current_file)
         return
-    goal = R.goal_of(
+    goal = G.goal_of(
         remove=remove_broker, add=add_broker, balance=balance, tolerance=tolerance,
         replication_factor=replication_factor, max_moves=max_moves, max_bytes=max_bytes,
         balance_disks=balance_disks, brokers=brokers, keep_leaders=keep_leaders,
     )  # fmt: skip
-    snapshot = R.snapshot_of(ctx, from_snapshot, list(topics))
-    layout = R.load_layout(snapshot, list(topics), include, balance_disks)
-    for line in R.snapshot_warnings(snapshot, goal):
+    if from_snapshot is not None:
+        from kctl.commands.replicas import load_snapshot
+
+        snapshot = load_snapshot(from_snapshot)
+    else:
+        from kctl.broker.client import Admin
+        from kctl.broker.cluster_snapshot import collect
+
+        snapshot = collect(Admin(connection(ctx)), list(dict.fromkeys(topics)) or None)
+    layout = G.layout_of(snapshot, list(topics), include, balance_disks)
+    for line in G.snapshot_warnings(snapshot, goal):
         note(line)
     if current_file is not None:
-        R.write_json(current_file, R.current_document(layout), "--current-file")
-        note(f"current assignment written to {current_file}")
-    _, doc, rep = R.make_plan(layout, goal)
+        _write_current(current_file, G.current_document(layout))
+    made = G.make_plan(layout, goal)
     if report_file is not None:
-        R.write_json(report_file, rep, "--report")
-    table = Output(rep["brokers"], cols(*R.BROKER_COLUMNS), doc=doc, footer=R.footer(rep))
-    emit(table, output_view(ctx))
-    for line in R.summary(rep):
+        from kctl.formatters import write_json
+
+        write_json(report_file, made.report, "--report")
+    rep = made.report
+    out = Output(rep["brokers"], cols(*BROKER_COLUMNS), doc=made.document, footer=footer(rep))
+    emit(out, output_view(ctx))
+    for line in summary(rep):
         note(line)
+
+
+def _write_current(path: Path, doc: object) -> None:
+    from kctl.formatters import write_json
+
+    write_json(path, doc, "--current-file")
+    note(f"current assignment written to {path}")
 
 
 def _generate_onto(
@@ -171,21 +186,15 @@ def _generate_onto(
     from kctl.broker.client import Admin
     from kctl.broker.reassign import current_assignment
     from kctl.parsing import broker_ids
-    from kctl.replicas.assign import moves
-    from kctl.replicas.plan import plan_document, plan_rows, proposal
+    from kctl.reassign.assign import moves, proposal
+    from kctl.reassign.plan_file import plan_document
+    from kctl.reassign.rows import PLAN_COLUMNS, plan_rows
 
     targets = broker_ids(brokers)
     current, racks = current_assignment(Admin(connection(ctx)), list(dict.fromkeys(topics)))
     proposed = proposal(current, targets, racks)
     if current_file is not None:
-        from kctl.errors import KctlError
-        from kctl.formatters import to_json
-
-        try:
-            current_file.write_text(to_json(plan_document(current)) + "\n")
-        except OSError as exc:
-            raise KctlError(f"cannot write --current-file {current_file}", exc.strerror) from None
-        note(f"current assignment written to {current_file}")
+        _write_current(current_file, plan_document(current))
     rows = plan_rows(current, proposed)
     emit(Output(rows, cols(*PLAN_COLUMNS), doc=plan_document(proposed)), output_view(ctx))
     note(f"{moves(current, proposed)} replica(s) move in {len(proposed)} partition(s)")
@@ -338,7 +347,8 @@ def execute_(
     the moves in flight; without a terminal --yes cancels, otherwise they are left running."""
     from kctl.broker import reassign
     from kctl.broker.client import Admin
-    from kctl.replicas.plan import check_plan, plan_rows, read_plan_with_dirs
+    from kctl.reassign.plan_file import check_plan, read_plan_with_dirs
+    from kctl.reassign.rows import plan_rows
 
     plan, dirs = read_plan_with_dirs(file)
     options, hint = _wave_options(
@@ -356,7 +366,7 @@ def execute_(
     if not execute:
         rows = plan_rows(current, plan)
         if waved:
-            from kctl.replicas import waves
+            from kctl.reassign import waves
 
             running = {(r["topic"], r["partition"]) for r in reassign.ongoing(admin.conn)}
             states = waves.classify(plan, current, running)
@@ -427,7 +437,7 @@ def verify_(
     (a half-done 'execute' finishes). Exit 3 while not complete."""
     from kctl.broker import reassign
     from kctl.broker.client import Admin
-    from kctl.replicas.plan import read_plan_with_dirs
+    from kctl.reassign.plan_file import read_plan_with_dirs
 
     plan, dirs = read_plan_with_dirs(file)
     options, hint = _wave_options(
@@ -435,7 +445,7 @@ def verify_(
     )
     admin = Admin(connection(ctx))
     if resume:
-        from kctl.replicas.plan import check_plan
+        from kctl.reassign.plan_file import check_plan
 
         reassign.check_alter_supported(admin.conn, "reassigning partitions")
         current, racks = reassign.current_assignment(admin, sorted({t for t, _ in plan}))
@@ -496,7 +506,8 @@ def cancel(
     is sent back to the dir it is in and the broker drops the future log."""
     from kctl.broker import kafka_python, reassign
     from kctl.errors import UsageError
-    from kctl.replicas.plan import in_plan, read_plan_with_dirs
+    from kctl.reassign.plan_file import read_plan_with_dirs
+    from kctl.reassign.rows import in_plan
 
     if (file is None) == (not all_):
         raise UsageError("choose one of --file and --all")
@@ -581,7 +592,7 @@ def status(ctx: typer.Context) -> None:
     from kctl.broker import kafka_python, reassign
     from kctl.broker.client import Admin
     from kctl.commands._reassign_run import first_seen
-    from kctl.replicas import progress
+    from kctl.reassign import progress
 
     admin = Admin(connection(ctx))
     with kafka_python.admin_client(admin.conn) as client:

@@ -1,9 +1,8 @@
 """Executing a reassignment plan in waves, pure: where each partition of a plan stands against
 the cluster (done, in flight, not started), the waves that the rest is submitted in (at most N
-partition moves and/or a byte budget each), the bytes each move copies, and the throttle
-configs of one wave as changes against the previous wave's (so a broker or topic that no
-longer moves loses its throttle). The broker calls are in :mod:`kctl.broker.reassign`; the
-progress math in :mod:`kctl.replicas.progress`.
+partition moves and/or a byte budget each) and the bytes each move copies. The run itself is
+:mod:`kctl.reassign.run`; the throttles of each wave :mod:`kctl.reassign.throttles`; the
+progress math :mod:`kctl.reassign.progress`.
 
 Everything here is derived from the plan and the cluster's state (current replicas and the
 ongoing reassignments), never from a local state file: ``reassign verify`` on another machine
@@ -13,14 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kctl.replicas.assign import TP, Assignment
+from kctl.reassign.assign import TP, Assignment
 
 DONE = "done"
 IN_FLIGHT = "in-flight"
 PENDING = "pending"
 MISSING = "missing"
-
-Changes = list[tuple[str, str, dict[str, str | None]]]
 
 
 def classify(plan: Assignment, current: Assignment, running: Iterable[TP]) -> dict[TP, str]:
@@ -86,16 +83,3 @@ def wave_of(waves: list[list[TP]], tp: TP) -> int:
         if tp in wave:
             return i
     return 0
-
-
-def throttle_diff(before: Changes, after: Changes) -> Changes:
-    """The config changes that take the throttles from ``before`` to ``after`` (each a list of
-    (kind, name, configs) as :func:`kctl.broker.reassign.throttle_changes` gives): everything
-    of ``after``, plus a removal (None) of every config ``before`` set that ``after`` does not."""
-    now = {(k, n): dict(v) for k, n, v in after}
-    out: Changes = [(k, n, dict(v)) for k, n, v in after]
-    for kind, name, values in before:
-        gone = {key: None for key in values if key not in now.get((kind, name), {})}
-        if gone:
-            out.append((kind, name, gone))  # type: ignore[arg-type]
-    return out

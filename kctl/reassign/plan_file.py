@@ -1,7 +1,6 @@
-"""What an operator hands to ``kctl partitions reassign``, read and checked without a broker:
-kafka-reassign-partitions.sh plan JSON (both directions); the checks of a plan against the
-cluster's current assignment and brokers; the rows a plan shows. (Election files and options:
-:mod:`kctl.elect.election`; broker ids: :mod:`kctl.parsing`.)
+"""kafka-reassign-partitions.sh's plan JSON, both directions, read and checked without a broker:
+the document of an assignment, a plan file read back (its replicas and its ``log_dirs``
+entries), and the check of a plan against the cluster's current assignment and brokers.
 
 Pure apart from reading the named file (:func:`kctl.inputs.read_json`). Malformed input is a
 :class:`~kctl.errors.UsageError` (exit 2); a plan naming what the cluster lacks is a
@@ -10,17 +9,30 @@ Pure apart from reading the named file (:func:`kctl.inputs.read_json`). Malforme
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from kctl.errors import KctlError, NotFoundError, UsageError
+from kctl.errors import NotFoundError, UsageError
 from kctl.inputs import read_json
-from kctl.replicas.assign import Assignment, PlanError, propose
+from kctl.reassign.assign import Assignment, PlanError, broker_list
 
-# ---------------------------------------------------------------------------------------------
-# kafka-reassign-partitions.sh plan JSON
+DirKey = tuple[str, int, int]  # (topic, partition, broker)
+# (topic, partition, broker) -> the log dir the plan puts that replica in
+LogDirs = dict[DirKey, str]
 
 
-def plan_document(assignment: Assignment) -> dict[str, Any]:
+class PlanEntry(TypedDict):
+    topic: str
+    partition: int
+    replicas: list[int]
+    log_dirs: list[str]  # "any", or the broker's log dir that replica moves into
+
+
+class PlanDocument(TypedDict):
+    version: int
+    partitions: list[PlanEntry]
+
+
+def plan_document(assignment: Assignment) -> PlanDocument:
     return {
         "version": 1,
         "partitions": [
@@ -35,14 +47,15 @@ def plan_document(assignment: Assignment) -> dict[str, Any]:
     }
 
 
-def parse_plan(doc: Any) -> Assignment:
+def parse_plan(doc: object) -> Assignment:
     """A kafka-reassign-partitions.sh reassignment JSON (version 1)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), list):
+    entries = doc.get("partitions") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not isinstance(entries, list):
         raise PlanError('expected {"version": 1, "partitions": [...]}')
     if doc.get("version", 1) != 1:
         raise PlanError(f"unsupported plan version {doc.get('version')!r}")
     out: Assignment = {}
-    for i, entry in enumerate(doc["partitions"]):
+    for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise PlanError(f"partitions[{i}] is not an object")
         topic, partition = entry.get("topic"), entry.get("partition")
@@ -79,28 +92,22 @@ def parse_plan(doc: Any) -> Assignment:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Files
+def plan_log_dirs(doc: object) -> LogDirs:
+    """The ``log_dirs`` entries of a plan (already checked by :func:`parse_plan`) other than
+    ``"any"``: where each such replica is to live on its broker."""
+    out: LogDirs = {}
+    entries = doc.get("partitions") if isinstance(doc, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        replicas, dirs = entry["replicas"], entry.get("log_dirs") or []
+        for broker, d in zip(replicas, dirs, strict=False):
+            if d != "any":
+                out[(entry["topic"], entry["partition"], broker)] = d
+    return out
 
 
 def read_plan(path: Path) -> Assignment:
     """The reassignment plan in ``path`` (:func:`parse_plan`); malformed: a UsageError."""
     return read_plan_with_dirs(path)[0]
-
-
-# (topic, partition, broker) -> the log dir the plan puts that replica in
-LogDirs = dict[tuple[str, int, int], str]
-
-
-def plan_log_dirs(doc: Any) -> LogDirs:
-    """The ``log_dirs`` entries of a plan (already checked by :func:`parse_plan`) other than
-    ``"any"``: where each such replica is to live on its broker."""
-    out: LogDirs = {}
-    for entry in doc["partitions"]:
-        for broker, d in zip(entry["replicas"], entry.get("log_dirs") or [], strict=False):
-            if d != "any":
-                out[(entry["topic"], entry["partition"], broker)] = d
-    return out
 
 
 def read_plan_with_dirs(path: Path) -> tuple[Assignment, LogDirs]:
@@ -112,27 +119,7 @@ def read_plan_with_dirs(path: Path) -> tuple[Assignment, LogDirs]:
         raise UsageError(f"malformed plan {path}", str(exc)) from exc
 
 
-# ---------------------------------------------------------------------------------------------
-# A plan against the cluster
-
-
-def _brokers(racks: dict[int, Any]) -> str:
-    return ", ".join(map(str, sorted(racks)))
-
-
-def proposal(current: Assignment, targets: list[int], racks: dict[int, Any]) -> Assignment:
-    """``reassign generate``: :func:`~kctl.replicas.assign.propose` onto ``targets``, each of
-    which must be one of the cluster's brokers (the keys of ``racks``)."""
-    unknown = [b for b in targets if b not in racks]
-    if unknown:
-        raise NotFoundError(f"unknown broker {unknown[0]}", f"brokers: {_brokers(racks)}")
-    try:
-        return propose(current, targets, racks)
-    except PlanError as exc:
-        raise KctlError("cannot generate a reassignment", str(exc)) from exc
-
-
-def check_plan(plan: Assignment, current: Assignment, racks: dict[int, Any]) -> None:
+def check_plan(plan: Assignment, current: Assignment, racks: dict[int, str | None]) -> None:
     """Every partition of ``plan`` exists (is in ``current``) and every replica is on one of the
     cluster's brokers (the keys of ``racks``)."""
     for (topic, partition), replicas in plan.items():
@@ -141,33 +128,6 @@ def check_plan(plan: Assignment, current: Assignment, racks: dict[int, Any]) -> 
         unknown = [b for b in replicas if b not in racks]
         if unknown:
             raise NotFoundError(
-                f"{topic}-{partition}: unknown broker {unknown[0]}", f"brokers: {_brokers(racks)}"
+                f"{topic}-{partition}: unknown broker {unknown[0]}",
+                f"brokers: {broker_list(racks)}",
             )
-
-
-def in_plan(running: list[dict[str, Any]], plan: Assignment | None) -> list[dict[str, Any]]:
-    """The ongoing reassignments (rows with topic and partition) of ``plan``'s partitions; all
-    of them when there is no plan (``cancel --all``)."""
-    if plan is None:
-        return running
-    return [r for r in running if (r["topic"], r["partition"]) in plan]
-
-
-def plan_rows(current: Assignment, target: Assignment) -> list[dict[str, Any]]:
-    """One row per partition of ``target``: current and proposed replicas, and the brokers that
-    would receive a new replica (``moving``)."""
-    return [
-        {
-            "topic": topic,
-            "partition": partition,
-            "current": current.get((topic, partition), []),
-            "proposed": replicas,
-            "moving": sorted(set(replicas) - set(current.get((topic, partition), []))),
-        }
-        for (topic, partition), replicas in sorted(target.items())
-    ]
-
-
-def failed(results: list[dict[str, Any]]) -> bool:
-    """Whether any per-partition answer (``status``) of the broker is ``failed``."""
-    return any(r["status"] == "failed" for r in results)

@@ -1,5 +1,6 @@
-"""Partition placement, pure: reassignment proposals and replication throttles (plan files
-and the operator's input: :mod:`kctl.replicas.plan`; leader elections: :mod:`kctl.elect`).
+"""Partition placement, pure: the proposal of ``reassign generate --topic T --brokers 1,2,3``
+(plan files: :mod:`kctl.reassign.plan_file`; the whole-cluster planner:
+:mod:`kctl.reassign.passes`).
 
 :func:`propose` moves only the replicas that sit on brokers outside the target set (replicas
 already on a target broker stay), places each moved replica on a rack the partition does not use
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+
+from kctl.errors import KctlError, NotFoundError
 
 TP = tuple[str, int]
 Assignment = dict[TP, list[int]]
@@ -93,27 +96,18 @@ def moves(current: Assignment, proposed: Assignment) -> int:
     return sum(len(set(proposed[tp]) - set(current.get(tp, []))) for tp in proposed)
 
 
-# ---------------------------------------------------------------------------------------------
-# Replication throttles
+def broker_list(racks: dict[int, str | None]) -> str:
+    """The cluster's broker ids (the keys of ``racks``), for an error's why."""
+    return ", ".join(map(str, sorted(racks)))
 
 
-def throttled_replicas(current: Assignment, proposed: Assignment) -> dict[str, dict[str, str]]:
-    """Per topic, the values of leader.replication.throttled.replicas (the current replicas of
-    each moving partition) and follower.replication.throttled.replicas (the replicas being
-    added), as kafka-reassign-partitions.sh sets them."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for (topic, partition), new in sorted(proposed.items()):
-        old = current.get((topic, partition), [])
-        adding = [b for b in new if b not in old]
-        if not adding and set(new) == set(old):
-            continue
-        entry = out.setdefault(topic, {"leader": [], "follower": []})
-        entry["leader"] += [f"{partition}:{b}" for b in old]
-        entry["follower"] += [f"{partition}:{b}" for b in adding]
-    return {
-        topic: {
-            "leader.replication.throttled.replicas": ",".join(v["leader"]),
-            "follower.replication.throttled.replicas": ",".join(v["follower"]),
-        }
-        for topic, v in out.items()
-    }
+def proposal(current: Assignment, targets: list[int], racks: dict[int, str | None]) -> Assignment:
+    """``reassign generate``: :func:`propose` onto ``targets``, each of which must be one of the
+    cluster's brokers (the keys of ``racks``)."""
+    unknown = [b for b in targets if b not in racks]
+    if unknown:
+        raise NotFoundError(f"unknown broker {unknown[0]}", f"brokers: {broker_list(racks)}")
+    try:
+        return propose(current, targets, racks)
+    except PlanError as exc:
+        raise KctlError("cannot generate a reassignment", str(exc)) from exc
