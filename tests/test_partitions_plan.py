@@ -388,7 +388,7 @@ def test_alter_partition_reassignments_request_and_response():
         AlterPartitionReassignmentsResponse as R,
     )
 
-    from kctl.broker import reassign
+    from kctl.broker.reassign import wire as reassign
     from kctl.errors import KctlError
 
     req = reassign.build_alter_request({("t", 1): [3, 1], ("t", 0): None}, 7000)
@@ -434,7 +434,7 @@ def test_list_partition_reassignments_request_and_response():
         ListPartitionReassignmentsResponse as R,
     )
 
-    from kctl.broker import reassign
+    from kctl.broker.reassign import wire as reassign
 
     assert Q.decode(reassign.build_list_request(None, 100).encode(), version=0).topics is None
     back = Q.decode(reassign.build_list_request({"t": [2, 0]}, 100).encode(), version=0)
