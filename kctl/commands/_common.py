@@ -248,16 +248,6 @@ def state_dir(ctx: typer.Context) -> Path:
     return of(environment(ctx).variables)
 
 
-def ask_line(question: str) -> str:
-    """``question`` on stderr, the answer a line of stdin ("" when interrupted)."""
-    sys.stderr.write(question)
-    sys.stderr.flush()
-    try:
-        return sys.stdin.readline()
-    except KeyboardInterrupt:
-        return ""
-
-
 def one_name(positional: str | None, option: str | None, what: str) -> str:
     """A name given as the argument or as the kafka-*.sh option (``--topic``, ``--group``)."""
     from kctl.errors import UsageError

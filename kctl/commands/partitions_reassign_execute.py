@@ -208,7 +208,6 @@ def _wave_run(
 
     from kctl.broker.reassign import ops
     from kctl.broker.reassign.run import run_plan
-    from kctl.commands._common import ask_line
     from kctl.formatters.reassign import WaveProgress
     from kctl.reassign.rows import VERIFY_COLUMNS
     from kctl.reassign.run import interrupt_choice
@@ -219,7 +218,7 @@ def _wave_run(
     outcome = run_plan(
         admin, plan, options, dirs, file=file, wait=wait, note=note, state_dir=state_dir(ctx),
         view=WaveProgress(jsonl, env.stderr_isatty),
-        decide=partial(interrupt_choice, yes, terminal, ask_line),
+        decide=partial(interrupt_choice, yes, terminal, _ask),
     )  # fmt: skip
     if outcome.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -230,3 +229,15 @@ def _wave_run(
         emit(Output(rows, cols(*VERIFY_COLUMNS)), view)
         return
     emit_results(ctx, outcome.answers, RESULT_COLUMNS)
+
+
+def _ask(question: str) -> str:
+    """``question`` on stderr, the answer a line of stdin ("" when interrupted again)."""
+    import sys
+
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    try:
+        return sys.stdin.readline()
+    except KeyboardInterrupt:
+        return ""
