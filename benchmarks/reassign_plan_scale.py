@@ -108,8 +108,10 @@ def vm_hwm() -> int:
 
 
 def worker(scale: str, goal_name: str) -> dict:
+    from kctl.reassign.layout import Goal, from_snapshot
+    from kctl.reassign.passes import plan
+    from kctl.reassign.report import document, report
     from kctl.replicas.model import ClusterSnapshot
-    from kctl.replicas.rebalance import Goal, document, from_snapshot, plan, report
 
     partitions, brokers, racks = {**SCALES, **SMALL}[scale]
     t0 = time.perf_counter()

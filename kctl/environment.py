@@ -1,5 +1,5 @@
 """The environment of one kctl invocation: the global options (``-b``, ``-p``, ``-o``, ...) and
-what the process was started with (whether stdout and stdin are terminals, the environment
+what the process was started with (whether stdout, stdin and stderr are terminals, the environment
 variables that matter). The root command builds one :class:`Environment`, click's context carries
 it to the sub-command, and every command passes it on explicitly (``connection(ctx)``,
 ``output_view(ctx)``); nothing reads global state. Tests build their own and swap it in.
@@ -37,6 +37,7 @@ class Environment:
     color: bool = True
     stdout_isatty: bool = False
     stdin_isatty: bool = False
+    stderr_isatty: bool = False
     variables: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -46,6 +47,7 @@ class Environment:
             **options,
             stdout_isatty=_isatty(sys.stdout),
             stdin_isatty=_isatty(sys.stdin),
+            stderr_isatty=_isatty(sys.stderr),
             variables=dict(os.environ),
         )
 

@@ -213,3 +213,17 @@ def read_input(
 def as_path(path: str | os.PathLike[str]) -> Path:
     """``path`` as a Path, ``~`` expanded (the form the errors show)."""
     return Path(os.path.expanduser(path))
+
+
+def read_json(path: str | os.PathLike[str], what: str, kind: Kind = PLAN) -> object:
+    """The JSON document in ``path`` (at most ``kind``'s limit: a plan's 64 MiB unless told);
+    ``what`` names it in the errors (unreadable or not a regular file: exit 1, too large or not
+    JSON: exit 2). Reassignment plans and election files come through here."""
+    import orjson
+
+    text = decode(read_bytes(path, what, kind), path, what)
+    try:
+        parsed: object = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"{what} {path} is not JSON", str(exc)) from exc
+    return parsed

@@ -1,7 +1,7 @@
 """Parsers of what operators type, one definition each, shared by every command: topic scopes,
-durations, points in time, offsets and ``A..B`` ranges, ``KEY=VALUE`` items. Pure: no client
-library, no I/O. Malformed input is a :class:`~kctl.errors.UsageError` (exit 2) naming the
-option and what was expected.
+durations, points in time, offsets and ``A..B`` ranges, ``KEY=VALUE`` items, broker ids, byte
+sizes and rates. Pure: no client library, no I/O. Malformed input is a
+:class:`~kctl.errors.UsageError` (exit 2) naming the option and what was expected.
 """
 
 from __future__ import annotations
@@ -449,3 +449,79 @@ def listen_address(text: str, option: str) -> tuple[str, int]:
     if not 1 <= port <= 65535:
         raise UsageError(f"{option} {text!r}: port {port} out of range", "1 to 65535")
     return host, port
+
+
+def named_partitions(items: list[str]) -> dict[str, list[int]]:
+    """``TOPIC:P[,P]`` items, every one naming its partitions (``partitions move-dir``)."""
+    scope = topic_scope(list(items))
+    whole = [t for t, ps in scope.items() if ps is None]
+    if whole:
+        raise UsageError(f"name the partitions of {whole[0]!r}", "expected TOPIC:PARTITION")
+    return {t: ps for t, ps in scope.items() if ps is not None}
+
+
+def broker_ids(text: str, option: str = "--brokers", example: str = "1,2,3") -> list[int]:
+    """``--brokers 1,2,3`` (or another option of broker ids, ``example`` shown in the errors):
+    distinct broker ids, in the order given."""
+    try:
+        ids = [int(b) for b in text.split(",") if b.strip()]
+    except ValueError:
+        raise UsageError(f"malformed {option} {text!r}", f"expected ids like {example}") from None
+    if not ids or len(set(ids)) != len(ids):
+        raise UsageError(f"malformed {option} {text!r}", f"expected distinct ids like {example}")
+    return ids
+
+
+def added_brokers(text: str) -> dict[int, str | None]:
+    """``--add-broker 4,5`` or ``4:rack-a,5:rack-b`` (the rack of a broker a snapshot lacks)."""
+    out: dict[int, str | None] = {}
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        ident, _, rack = item.partition(":")
+        try:
+            b = int(ident)
+        except ValueError:
+            raise UsageError(
+                f"malformed --add-broker {text!r}", "expected ids like 4,5 or 4:rack-a,5:rack-b"
+            ) from None
+        if b in out:
+            raise UsageError(f"malformed --add-broker {text!r}", f"broker {b} is named twice")
+        out[b] = rack or None
+    if not out:
+        raise UsageError(f"malformed --add-broker {text!r}", "expected ids like 4,5")
+    return out
+
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "tib": 1024**4,
+}
+
+
+def byte_size(text: str | int, option: str) -> int:
+    """A byte count: ``50000000``, ``50MB`` / ``50M`` (10^6), ``1.5GiB`` (2^30), optionally
+    followed by ``/s`` for a rate. At least 1."""
+    raw = str(text).strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)(?:/s)?", raw)
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _SIZE_UNITS:
+        raise UsageError(
+            f"malformed {option} {raw!r}", "say a number of bytes, or with a unit: 50MB, 1.5GiB"
+        )
+    value = int(float(m.group(1)) * _SIZE_UNITS[unit])
+    if value < 1:
+        raise UsageError(f"{option} must be at least 1 byte", f"got {raw!r}")
+    return value

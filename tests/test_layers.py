@@ -37,15 +37,20 @@ LAYERS: list[tuple[str, list[list[str]]]] = [
     ("formatters", [["kctl.formatters.*"]]),
     # The local cluster asks the brokers it started about themselves (kctl.broker.cluster).
     ("local", [["kctl.local.*"]]),
-    # broker: the one package that talks to a broker; uses replicas (plans, snapshot model),
-    # lag (arithmetic) and produce (input lines). analytics (Spark) uses lag (the sample).
+    # broker: the one package that talks to a broker; uses reassign and elect (plans, rows, the
+    # wave run's sequence), replicas (the snapshot model), lag (arithmetic) and produce (input
+    # lines). analytics (Spark) uses lag (the sample).
     # registry: the HTTP client of a Schema Registry (beside broker: neither imports the other).
     (
         "broker, analytics, registry",
         [["kctl.broker.*"], ["kctl.analytics.*"], ["kctl.registry.*"]],
     ),
-    # Pure rules over cluster snapshots and replica logs; compare reads segment files through
-    # kctl.dump.files and decodes them with kctl.logfmt.
+    # Pure, named after their commands: partitions reassign (the planner over a cluster
+    # snapshot of kctl.replicas.model, plan files, the run in waves with its I/O handed in,
+    # the rows) and partitions elect-leaders (the election's rules and options).
+    ("reassign, elect", [["kctl.reassign.*"], ["kctl.elect.*"]]),
+    # Pure rules of replica health over cluster snapshots and replica logs; compare reads
+    # segment files through kctl.dump.files and decodes them with kctl.logfmt.
     ("replicas", [["kctl.replicas.*"]]),
     ("dump, lag, produce", [["kctl.dump.*"], ["kctl.lag.*"], ["kctl.produce.*"]]),
     # schemas: Confluent's wire format and the Avro/Protobuf/JSON Schema codecs, pure, beside
@@ -74,6 +79,8 @@ CLIENT_LIBRARIES = ("confluent_kafka", "kafka", "pyspark", "pyarrow")
 PURE = [
     "kctl.logfmt.*",
     "kctl.replicas.*",
+    "kctl.reassign.*",
+    "kctl.elect.*",
     "kctl.lag.*",
     "kctl.produce.*",
     "kctl.dump.*",

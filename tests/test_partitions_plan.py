@@ -13,9 +13,13 @@ from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kctl import parsing
+from kctl.elect import election as E
 from kctl.errors import EXIT_FAILED, EXIT_USAGE, KctlError, NotFoundError, UsageError
-from kctl.replicas import assign as A
-from kctl.replicas import plan as P
+from kctl.reassign import assign as A
+from kctl.reassign import plan_file as P
+from kctl.reassign import rows as R
+from kctl.reassign import throttles as T
 
 # ---------------------------------------------------------------------------------------------
 # Reassignment proposals
@@ -130,7 +134,7 @@ def test_malformed_plans_are_rejected_naming_the_problem(doc, message):
 
 
 # ---------------------------------------------------------------------------------------------
-# Plan and election files, options, a plan against the cluster (kctl.replicas.plan)
+# Plan and election files, options, a plan against the cluster (kctl.reassign, kctl.elect)
 
 
 def _usage(text: str):
@@ -160,10 +164,10 @@ def test_an_unreadable_file_is_a_failure_not_a_usage_error(tmp_path):
 def test_election_file_is_read_as_topic_partitions_in_file_order(tmp_path):
     entries = [("b", 2), ("a", 0), ("b", 1)]
     doc = {"partitions": [{"topic": t, "partition": p} for t, p in entries]}
-    assert P.election_partitions(doc, "f.json") == {"b": [2, 1], "a": [0]}
+    assert E.election_partitions(doc, "f.json") == {"b": [2, 1], "a": [0]}
     path = tmp_path / "elect.json"
     path.write_text(json.dumps(doc))
-    assert P.election_scope(False, [], path) == {"b": [2, 1], "a": [0]}
+    assert E.election_scope(False, [], path) == {"b": [2, 1], "a": [0]}
 
 
 @pytest.mark.parametrize(
@@ -178,7 +182,7 @@ def test_election_file_is_read_as_topic_partitions_in_file_order(tmp_path):
 )
 def test_malformed_election_files_are_usage_errors(doc, why):
     with _usage(f"malformed election file f.json ({why}"):
-        P.election_partitions(doc, "f.json")
+        E.election_partitions(doc, "f.json")
 
 
 @pytest.mark.parametrize(
@@ -191,7 +195,7 @@ def test_malformed_election_files_are_usage_errors(doc, why):
     ],
 )
 def test_election_kind_from_flags_or_election_type(preferred, unclean, election_type, kind):
-    assert P.election_kind(preferred, unclean, election_type) == kind
+    assert E.election_kind(preferred, unclean, election_type) == kind
 
 
 @pytest.mark.parametrize(
@@ -206,44 +210,44 @@ def test_election_kind_from_flags_or_election_type(preferred, unclean, election_
 )
 def test_election_kind_refuses_none_both_or_unknown(preferred, unclean, election_type, message):
     with _usage(message):
-        P.election_kind(preferred, unclean, election_type)
+        E.election_kind(preferred, unclean, election_type)
 
 
 def test_election_scope_is_exactly_one_of_all_topics_topics_file(tmp_path):
-    assert P.election_scope(True, [], None) is None
-    assert P.election_scope(False, ["a:1,0", "b"], None) == {"a": [0, 1], "b": None}
+    assert E.election_scope(True, [], None) is None
+    assert E.election_scope(False, ["a:1,0", "b"], None) == {"a": [0, 1], "b": None}
     for args in [(False, [], None), (True, ["a"], None), (False, ["a"], tmp_path / "f.json")]:
         with _usage("choose exactly one of --all-topics, --topic, --from-file"):
-            P.election_scope(*args)
+            E.election_scope(*args)
 
 
 def test_named_partitions_refuse_a_whole_topic():
-    assert P.named_partitions(["a:0,2", "b:1", "a:1"]) == {"a": [0, 1, 2], "b": [1]}
+    assert parsing.named_partitions(["a:0,2", "b:1", "a:1"]) == {"a": [0, 1, 2], "b": [1]}
     with _usage("name the partitions of 'b' (expected TOPIC:PARTITION)"):
-        P.named_partitions(["a:0", "b"])
+        parsing.named_partitions(["a:0", "b"])
     with _usage("malformed --topic 'a:x'"):
-        P.named_partitions(["a:x"])
+        parsing.named_partitions(["a:x"])
 
 
 def test_brokers_are_distinct_ids_in_the_order_given():
-    assert P.parse_brokers("3,1, 2,") == [3, 1, 2]
+    assert parsing.broker_ids("3,1, 2,") == [3, 1, 2]
     with _usage("malformed --brokers '1,x' (expected ids like 1,2,3)"):
-        P.parse_brokers("1,x")
+        parsing.broker_ids("1,x")
     for text in ("1,1", ",", ""):
         with _usage("expected distinct ids"):
-            P.parse_brokers(text)
+            parsing.broker_ids(text)
 
 
 def test_proposal_names_an_unknown_target_broker_and_the_known_ones():
     current = {("t", 0): [1, 2]}
     racks: dict[int, str | None] = {1: None, 2: None, 3: None}
-    assert P.proposal(current, [2, 3], racks) == A.propose(current, [2, 3], racks)
+    assert A.proposal(current, [2, 3], racks) == A.propose(current, [2, 3], racks)
     with pytest.raises(NotFoundError, match=r"unknown broker 9 \(brokers: 1, 2, 3\)"):
-        P.proposal(current, [1, 9], racks)
+        A.proposal(current, [1, 9], racks)
     with pytest.raises(
         KctlError, match=r"cannot generate a reassignment \(t-0 has 2 replicas, more than the 1 "
     ):
-        P.proposal(current, [1], racks)
+        A.proposal(current, [1], racks)
 
 
 def test_check_plan_names_the_missing_partition_or_broker():
@@ -257,7 +261,7 @@ def test_check_plan_names_the_missing_partition_or_broker():
 
 
 def test_plan_rows_show_current_proposed_and_the_brokers_receiving_a_replica():
-    rows = P.plan_rows({("t", 0): [1, 2], ("t", 1): [2, 3]}, {("t", 1): [3, 4], ("s", 0): [5]})
+    rows = R.plan_rows({("t", 0): [1, 2], ("t", 1): [2, 3]}, {("t", 1): [3, 4], ("s", 0): [5]})
     assert rows == [
         {"topic": "s", "partition": 0, "current": [], "proposed": [5], "moving": [5]},
         {"topic": "t", "partition": 1, "current": [2, 3], "proposed": [3, 4], "moving": [4]},
@@ -266,20 +270,20 @@ def test_plan_rows_show_current_proposed_and_the_brokers_receiving_a_replica():
 
 def test_cancel_chooses_the_plans_ongoing_reassignments_or_all():
     running = [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 1}]
-    assert P.in_plan(running, None) == running
-    assert P.in_plan(running, {("t", 1): [1], ("u", 0): [2]}) == [running[1]]
+    assert R.in_plan(running, None) == running
+    assert R.in_plan(running, {("t", 1): [1], ("u", 0): [2]}) == [running[1]]
 
 
 def test_failed_is_any_partition_answer_failed():
-    assert not P.failed([])
-    assert not P.failed([{"status": "accepted"}, {"status": "elected"}])
-    assert P.failed([{"status": "accepted"}, {"status": "failed"}])
+    assert not R.failed([])
+    assert not R.failed([{"status": "accepted"}, {"status": "elected"}])
+    assert R.failed([{"status": "accepted"}, {"status": "failed"}])
 
 
 def test_throttled_replicas_name_current_leaders_and_added_followers():
     current = {("t", 0): [1, 2], ("t", 1): [2, 3], ("u", 0): [1]}
     proposed = {("t", 0): [1, 4], ("t", 1): [3, 2], ("u", 0): [1]}
-    assert A.throttled_replicas(current, proposed) == {
+    assert T.throttled_replicas(current, proposed) == {
         "t": {
             "leader.replication.throttled.replicas": "0:1,0:2",
             "follower.replication.throttled.replicas": "0:4",
@@ -288,7 +292,7 @@ def test_throttled_replicas_name_current_leaders_and_added_followers():
 
 
 def test_throttle_changes_cover_brokers_of_moving_partitions():
-    from kctl.broker.reassign import throttle_changes
+    from kctl.reassign.throttles import throttle_changes
 
     changes = throttle_changes(
         {("t", 0): [1, 2], ("t", 1): [5]}, {("t", 0): [1, 4], ("t", 1): [5]}, 1000
@@ -311,23 +315,23 @@ def test_throttle_changes_cover_brokers_of_moving_partitions():
 
 def test_preferred_election_plan():
     live = {1, 2, 3}
-    step = A.election_step("t", 0, 2, [1, 2, 3], [1, 2, 3], live, "preferred")
+    step = E.election_step("t", 0, 2, [1, 2, 3], [1, 2, 3], live, "preferred")
     assert (step.action, step.new_leader) == ("elect", 1)
-    assert A.election_step("t", 0, 1, [1, 2], [1, 2], live, "preferred").action == "skip"
-    out_of_isr = A.election_step("t", 0, 2, [1, 2], [2], live, "preferred")
+    assert E.election_step("t", 0, 1, [1, 2], [1, 2], live, "preferred").action == "skip"
+    out_of_isr = E.election_step("t", 0, 2, [1, 2], [2], live, "preferred")
     assert out_of_isr.action == "skip" and "not in the ISR" in out_of_isr.reason
-    dead = A.election_step("t", 0, 2, [4, 2], [2, 4], live, "preferred")
+    dead = E.election_step("t", 0, 2, [4, 2], [2, 4], live, "preferred")
     assert dead.action == "skip" and "not alive" in dead.reason
 
 
 def test_unclean_election_plan():
     live = {2, 3}
-    assert A.election_step("t", 0, 2, [1, 2], [2], live, "unclean").action == "skip"
-    clean = A.election_step("t", 0, -1, [1, 2, 3], [1, 3], live, "unclean")
+    assert E.election_step("t", 0, 2, [1, 2], [2], live, "unclean").action == "skip"
+    clean = E.election_step("t", 0, -1, [1, 2, 3], [1, 3], live, "unclean")
     assert clean.new_leader == 3 and "clean election" in clean.reason
-    lossy = A.election_step("t", 0, -1, [1, 2], [1], live, "unclean")
+    lossy = E.election_step("t", 0, -1, [1, 2], [1], live, "unclean")
     assert lossy.new_leader == 2 and "may be lost" in lossy.reason
-    assert A.election_step("t", 0, -1, [1], [1], live, "unclean").action == "skip"
+    assert E.election_step("t", 0, -1, [1], [1], live, "unclean").action == "skip"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,7 +388,7 @@ def test_alter_partition_reassignments_request_and_response():
         AlterPartitionReassignmentsResponse as R,
     )
 
-    from kctl.broker import reassign
+    from kctl.broker.reassign import wire as reassign
     from kctl.errors import KctlError
 
     req = reassign.build_alter_request({("t", 1): [3, 1], ("t", 0): None}, 7000)
@@ -430,7 +434,7 @@ def test_list_partition_reassignments_request_and_response():
         ListPartitionReassignmentsResponse as R,
     )
 
-    from kctl.broker import reassign
+    from kctl.broker.reassign import wire as reassign
 
     assert Q.decode(reassign.build_list_request(None, 100).encode(), version=0).topics is None
     back = Q.decode(reassign.build_list_request({"t": [2, 0]}, 100).encode(), version=0)

@@ -1,4 +1,4 @@
-"""The pure parts of running a reassignment in waves (kctl.replicas.waves, .progress): where each
+"""The pure parts of running a reassignment in waves (kctl.reassign.waves, .progress): where each
 partition of a plan stands, the wave schedule under a count and a byte budget, the throttle
 changes between waves, bytes copied, rate, ETA and stalls. No broker."""
 
@@ -9,8 +9,9 @@ import random
 
 import pytest
 
+from kctl import parsing
 from kctl.errors import UsageError
-from kctl.replicas import progress, waves
+from kctl.reassign import progress, throttles, waves
 
 
 def test_classify_reads_the_state_from_the_cluster_alone() -> None:
@@ -90,13 +91,13 @@ def test_throttle_diff_removes_what_the_next_wave_does_not_move() -> None:
         ("broker", "3", {"leader.replication.throttled.rate": "10"}),
         ("topic", "b", {"leader.replication.throttled.replicas": "0:2"}),
     ]
-    out = waves.throttle_diff(before, after)
+    out = throttles.throttle_diff(before, after)
     assert out[:3] == after
     assert sorted(out[3:]) == [
         ("broker", "1", {"leader.replication.throttled.rate": None}),
         ("topic", "a", {"leader.replication.throttled.replicas": None}),
     ]
-    assert waves.throttle_diff(before, []) == [(k, n, dict.fromkeys(v)) for k, n, v in before]
+    assert throttles.throttle_diff(before, []) == [(k, n, dict.fromkeys(v)) for k, n, v in before]
 
 
 @pytest.mark.parametrize(
@@ -112,13 +113,13 @@ def test_throttle_diff_removes_what_the_next_wave_does_not_move() -> None:
     ],
 )
 def test_parse_size(text: str, value: int) -> None:
-    assert waves.parse_size(text, "--throttle") == value
+    assert parsing.byte_size(text, "--throttle") == value
 
 
 @pytest.mark.parametrize("text", ["", "0", "-5", "ten", "5XB", "0.1"])
 def test_parse_size_refuses(text: str) -> None:
     with pytest.raises(UsageError):
-        waves.parse_size(text, "--throttle")
+        parsing.byte_size(text, "--throttle")
 
 
 def test_copied_caps_each_adding_replica_at_the_partition_size() -> None:
@@ -183,7 +184,7 @@ def test_a_broker_that_stops_answering_keeps_the_bytes_it_had_copied():
     """execute --wait's progress: a broker that dies mid-copy (not asked once fenced, or not
     answering before) keeps its last size, so bytes_copied never goes backwards; a broker
     that answers gives what it says, and a replica gone from an answering broker is gone."""
-    from kctl.replicas.progress import carry_forward
+    from kctl.reassign.progress import carry_forward
 
     last = {("t", 0, 2): 900, ("t", 0, 3): 500, ("t", 1, 3): 10}
     now = {("t", 0, 3): 700}

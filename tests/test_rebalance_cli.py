@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from kctl.replicas import plan as P
+from kctl.reassign import plan_file as P
 
 
 def _brokers(admin) -> list[int]:

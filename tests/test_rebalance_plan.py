@@ -1,4 +1,4 @@
-"""The whole-cluster planner (kctl/replicas/rebalance.py), pure: each goal on hand-made
+"""The whole-cluster planner (kctl/reassign/passes.py and its neighbours), pure: each goal on hand-made
 layouts, the hard constraints on random clusters (hypothesis), minimal movement, budgets,
 determinism, and ``reassign generate --from-snapshot`` through the CLI on snapshot files."""
 
@@ -14,9 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kctl.replicas import plan as P
-from kctl.replicas.assign import PlanError
-from kctl.replicas.rebalance import Goal, Layout, _band, document, plan, report
+from kctl.reassign import plan_file as P
+from kctl.reassign.assign import PlanError
+from kctl.reassign.layout import Goal, Layout
+from kctl.reassign.load import band as _band
+from kctl.reassign.passes import plan
+from kctl.reassign.report import document, report
 
 
 def round_robin(brokers: list[int], partitions: int, rf: int, sizes: list[int] | None = None):

@@ -1,5 +1,5 @@
 """ElectLeaders (kafka-leader-election.sh) through kafka-python's protocol classes: the plan comes
-from Metadata (:func:`kctl.replicas.assign.election_step`), the request is sent only on
+from Metadata (:func:`kctl.elect.election.election_step`), the request is sent only on
 ``--execute``, and only to a broker that advertises ElectLeaders."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from kctl.broker import kafka_python
 from kctl.broker.client import Admin
 from kctl.broker.cluster_view import cluster_view, controller
 from kctl.broker.connect import Connection
+from kctl.elect.election import ElectionStep, election_step
 from kctl.errors import KctlError, UnsupportedByBroker
 
 API = "ElectLeaders"
@@ -100,7 +101,7 @@ def elect(conn: Connection, kind: str, partitions: dict[str, list[int]]) -> list
 @dataclass
 class ElectionPlan:
     kind: str  # preferred | unclean
-    steps: list[Any]  # kctl.replicas.assign.ElectionStep, one per partition shown
+    steps: list[ElectionStep]  # one per partition shown
     todo: dict[str, list[int]]  # the partitions to elect, per topic
 
     @property
@@ -115,7 +116,6 @@ def plan_election(
     current and the expected leader, as kafka-leader-election.sh decides; unknown topics and
     partitions fail. Checks first that the cluster supports ElectLeaders."""
     from kctl.errors import NotFoundError
-    from kctl.replicas.assign import election_step
 
     supported(admin.conn)
     view = cluster_view(admin)

@@ -235,7 +235,8 @@ def _add_detail(admin: Admin, view: ClusterView, states: list[TopicState]) -> bo
     from kafka.protocol.admin import ListPartitionReassignmentsRequest as L
     from kafka.protocol.admin.topics import DescribeTopicPartitionsRequest as R
 
-    from kctl.broker import kafka_python, reassign
+    from kctl.broker import kafka_python
+    from kctl.broker.reassign import wire
 
     by_name = {t.topic: {p.partition: p for p in t.partitions} for t in states}
     nodes = sorted(view.brokers) or [-1]
@@ -253,12 +254,12 @@ def _add_detail(admin: Admin, view: ClusterView, states: list[TopicState]) -> bo
             # Every reassignment in the cluster (a short list, usually empty) rather than a
             # request naming each of the partitions; any broker forwards it to the controller.
             node = view.controller_id if view.controller_id in view.brokers else nodes[0]
-            requests.append((node, reassign.build_list_request(None, int(admin.timeout * 1000))))
+            requests.append((node, wire.build_list_request(None, int(admin.timeout * 1000))))
         what = "describing topic partitions"
         responses = kafka_python.send_all(client, requests, what)
         for (node, request), response in zip(requests, responses, strict=True):
             if isinstance(request, L):
-                for row in reassign.parse_list_response(response):
+                for row in wire.parse_list_response(response):
                     p = by_name.get(row["topic"], {}).get(row["partition"])
                     if p is not None:
                         p.adding_replicas = row["adding_replicas"]

@@ -1,9 +1,12 @@
-"""Small helpers shared by command modules: examples in help, confirmations, stderr notes."""
+"""Small helpers shared by command modules: examples in help, confirmations, stderr notes, the
+brokers' answers per partition."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -16,6 +19,9 @@ if TYPE_CHECKING:
     from kctl.environment import Environment
     from kctl.formatters import View
     from kctl.registry.client import RegistryClient
+
+
+EXECUTE_HELP = "Act on the plan; without it nothing is changed."
 
 
 def example(*lines: str) -> str:
@@ -219,6 +225,27 @@ def output_view(ctx: typer.Context) -> View:
     from kctl.formatters import View
 
     return View.of(environment(ctx))
+
+
+def emit_results(
+    ctx: typer.Context, rows: Sequence[Mapping[str, object]], columns: tuple[str, ...]
+) -> None:
+    """A broker's answer per partition (``status`` accepted | failed ...); exit 1 when one
+    failed (reassignments, leader elections, moves between log dirs)."""
+    from kctl.errors import EXIT_FAILED
+    from kctl.formatters import Output, cols, emit
+    from kctl.reassign.rows import failed
+
+    emit(Output(rows, cols(*columns)), output_view(ctx))
+    if failed(rows):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def state_dir(ctx: typer.Context) -> Path:
+    """kctl's state dir, as this invocation's environment says (``KCTL_STATE_DIR``, ...)."""
+    from kctl.local.broker import state_dir as of
+
+    return of(environment(ctx).variables)
 
 
 def one_name(positional: str | None, option: str | None, what: str) -> str:

@@ -1,7 +1,7 @@
 """kctl partitions: leader elections (kafka-leader-election.sh), replica moves between log dirs
 and reassignments (kafka-reassign-partitions.sh; the ``reassign`` group is in
 partitions_reassign.py). Each prints the plan and changes nothing without --execute; options and
-plan files are read and checked by :mod:`kctl.replicas.plan`."""
+the election's rules are :mod:`kctl.elect`'s."""
 
 from __future__ import annotations
 
@@ -9,9 +9,16 @@ from pathlib import Path
 
 import typer
 
-from kctl.commands._common import connection, example, note, output_view
+from kctl.commands._common import (
+    EXECUTE_HELP,
+    connection,
+    emit_results,
+    example,
+    note,
+    output_view,
+    state_dir,
+)
 from kctl.commands._complete import topic_names
-from kctl.commands.partitions_reassign import EXECUTE_HELP, RESULT_COLUMNS, emit_results
 from kctl.commands.partitions_reassign import app as reassign_app
 from kctl.formatters import Output, cols, emit
 from kctl.parsing import INT32_MAX
@@ -71,7 +78,8 @@ def elect_leaders(
     leader; with --execute sends ElectLeaders for the partitions that need it."""
     from kctl.broker import elect
     from kctl.broker.client import Admin
-    from kctl.replicas.plan import election_kind, election_scope
+    from kctl.elect.election import election_kind, election_scope
+    from kctl.reassign.rows import RESULT_COLUMNS
 
     kind = election_kind(preferred, unclean, election_type)
     scope = election_scope(all_topics, list(topics), from_file)
@@ -111,7 +119,7 @@ def move_dir(
     current dir; with --execute the broker copies the replica into the target dir (a future
     replica in 'kctl cluster log-dirs') and swaps it in once it has caught up."""
     from kctl.broker import logdirs
-    from kctl.replicas.plan import named_partitions
+    from kctl.parsing import named_partitions
 
     partitions = named_partitions(list(targets))
     plan_cols = cols(*MOVE_COLUMNS)
@@ -128,9 +136,9 @@ def move_dir(
         note("nothing to move")
         return
     from kctl.broker.client import Admin
-    from kctl.commands._reassign_run import note_dirs_submitted
+    from kctl.broker.reassign.seen import note_dirs_submitted
 
-    note_dirs_submitted(Admin(conn), results, to_dir)
+    note_dirs_submitted(Admin(conn), results, state_dir(ctx), to_dir)
     emit_results(ctx, results, ("topic", "partition:>", "broker:>", "status", "error"))
     note(
         "moving; 'kctl cluster log-dirs' shows the future replica and 'kctl partitions reassign "

@@ -5,9 +5,10 @@ document for json/yaml); one renderer per format writes it to stdout. Nothing el
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import starmap
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,11 +32,11 @@ class Output:
     """What a command produced. ``rows`` feed table/plain/csv (flat); ``doc`` feeds json/yaml
     (defaults to ``rows``) and jsonl (one line per item of a list ``doc``)."""
 
-    rows: list[dict[str, Any]]
+    rows: Sequence[Mapping[str, Any]]
     columns: Sequence[Column]
     doc: Any = None
     title: str | None = None
-    footer: list[dict[str, Any]] = field(default_factory=list)  # e.g. a totals row (table, plain)
+    footer: Sequence[Mapping[str, Any]] = field(default_factory=list)  # e.g. a totals row
     # With several groups of rows (e.g. consumer groups), each footer row goes right under the
     # last row whose value of this key it shares, instead of all at the end.
     footer_by: str | None = None
@@ -115,6 +116,17 @@ def to_json(doc: Any, *, indent: bool = True) -> str:
         return orjson.dumps(_unicode(doc), default=_json_default, option=opt).decode()
 
 
+def write_json(path: Path, doc: Any, what: str) -> None:
+    """``doc`` as JSON (:func:`to_json`) into the file ``path`` that the option ``what`` names
+    (``--report``, ``--current-file``); a KctlError when it cannot be written."""
+    from kctl.errors import KctlError
+
+    try:
+        path.write_text(to_json(doc) + "\n")
+    except OSError as exc:
+        raise KctlError(f"cannot write {what} {path}", exc.strerror) from None
+
+
 def _unicode(value: Any) -> Any:
     """``value`` with every string's surrogate escapes (bytes that were not UTF-8) as ``\\xNN``."""
     if isinstance(value, str):
@@ -164,19 +176,19 @@ def _plain_cell(value: Any) -> str:
     return text
 
 
-def _with_footer(out: Output) -> list[tuple[dict[str, Any], bool]]:
+def _with_footer(out: Output) -> list[tuple[Mapping[str, Any], bool]]:
     """Rows then footer rows, as (row, is_footer); with ``footer_by``, each footer row right
     after the last row of its group (footer rows of no group stay at the end)."""
     if not out.footer_by:
         return [(r, False) for r in out.rows] + [(r, True) for r in out.footer]
     key = out.footer_by
     last: dict[Any, int] = {row.get(key): i for i, row in enumerate(out.rows)}
-    after: dict[int, list[dict[str, Any]]] = {}
-    tail: list[dict[str, Any]] = []
+    after: dict[int, list[Mapping[str, Any]]] = {}
+    tail: list[Mapping[str, Any]] = []
     for row in out.footer:
         at = last.get(row.get(key))
         (tail if at is None else after.setdefault(at, [])).append(row)
-    placed: list[tuple[dict[str, Any], bool]] = []
+    placed: list[tuple[Mapping[str, Any], bool]] = []
     for i, row in enumerate(out.rows):
         placed.append((row, False))
         placed += [(f, True) for f in after.get(i, [])]

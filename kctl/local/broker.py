@@ -16,6 +16,7 @@ import socket
 import struct
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -25,11 +26,15 @@ PID_FILE = "local-broker.json"
 LOG_FILE = "local-broker.log"
 
 
-def state_dir() -> Path:
-    env = os.environ.get("KCTL_STATE_DIR")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+def state_dir(variables: Mapping[str, str] | None = None) -> Path:
+    """kctl's state dir: ``KCTL_STATE_DIR``, else ``$XDG_STATE_HOME/kctl``, else
+    ``~/.local/state/kctl``; read from ``variables`` (a command passes its Environment's), else
+    from the process's environment."""
+    env = os.environ if variables is None else variables
+    given = env.get("KCTL_STATE_DIR")
+    if given:
+        return Path(given).expanduser()
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "kctl"
 
 

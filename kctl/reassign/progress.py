@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
-from kctl.replicas.assign import TP
+from kctl.reassign.assign import TP
 
 # (topic, partition, broker) -> bytes of that replica on disk (not the "future" log of an
 # intra-broker move).
@@ -97,6 +97,23 @@ class Tracker:
         )
 
 
+class ProgressLine(TypedDict):
+    """One ``-o jsonl`` progress line of ``reassign execute --wait`` (docs/partitions.md)."""
+
+    phase: str  # replicas | log-dirs
+    wave: int
+    waves: int
+    partitions_done: int
+    partitions_total: int
+    bytes_copied: int
+    bytes_total: int
+    rate_bytes_per_s: float | None
+    eta_seconds: float | None
+    elapsed_seconds: float
+    in_flight: list[str]  # topic-partition
+    stuck: list[str]
+
+
 def progress_line(
     *,
     wave: int,
@@ -110,7 +127,7 @@ def progress_line(
     stuck: list[TP],
     elapsed: float,
     phase: str = "replicas",
-) -> dict[str, Any]:
+) -> ProgressLine:
     """One ``-o jsonl`` progress line of ``reassign execute --wait``: ``phase`` ``replicas``
     (moves between brokers, in waves) or ``log-dirs`` (the plan's log_dirs entries, counted in
     replicas rather than partitions, as one last wave)."""

@@ -1,12 +1,15 @@
-"""Whole-cluster reassignment plans, pure: decommission (``remove``), scale out (``add``),
-balance replicas / leaders / bytes within a tolerance, change the replication factor, stay
-within a budget of moves or bytes, and balance a broker's log dirs (``balance_disks``).
+"""Whole-cluster reassignment plans (``reassign generate``), pure: decommission (``remove``),
+scale out (``add``), balance replicas / leaders / bytes within a tolerance, change the
+replication factor, stay within a budget of moves or bytes, and balance a broker's log dirs
+(``balance_disks``).
 
-The input is a :class:`Layout` (the current replicas of the chosen partitions, each
-partition's size, the brokers and their racks, the fenced brokers, the log dir of each
-replica); :func:`plan` returns a :class:`Plan` (the new replica lists, the log-dir moves and
-the figures). Same input, same plan: every choice is ordered by (load, broker id) or
-(size, partition index), never by set or dict iteration order, and nothing is random.
+The input is a :class:`~kctl.reassign.layout.Layout` (the current replicas of the chosen
+partitions, each partition's size, the brokers and their racks, the fenced brokers, the log dir
+of each replica); :func:`plan` returns a :class:`~kctl.reassign.layout.Plan` (the new replica
+lists, the log-dir moves and the figures); :mod:`kctl.reassign.report` turns it into the plan
+document and the before/after figures. Same input, same plan: every choice is ordered by (load,
+broker id) or (size, partition index), never by set or dict iteration order, and nothing is
+random.
 
 The algorithm, in four passes (docs/partitions.md, "How the planner works"):
 
@@ -26,159 +29,34 @@ The algorithm, in four passes (docs/partitions.md, "How the planner works"):
    overshoot the mean. Each move lowers the sum of squared loads, so it ends;
    heaps with lazy deletion keep it O(moves x log brokers) plus a bounded scan of the source's
    replicas (sorted once by size).
-3. **Preferred leaders** (no data moves): a partition keeps its first replica where it still
-   holds one; then leaderships pass from the broker with the most to a replica of the same
-   partition with at least two fewer (greedy, one reorder each) while that helps; then, for
-   the brokers still outside the band, augmenting paths (BFS over brokers, X -> Y when X leads
-   a partition Y holds a replica of: a chain of reorders that changes only its ends' counts).
-   Exact: the band is reached whenever some choice of leaders among the replicas reaches it.
+3. **Preferred leaders** (no data moves; :mod:`kctl.reassign.leaders`): a partition keeps its
+   first replica where it still holds one; then leaderships pass from the broker with the most
+   to a replica of the same partition with at least two fewer (greedy, one reorder each) while
+   that helps; then, for the brokers still outside the band, augmenting paths (BFS over
+   brokers, X -> Y when X leads a partition Y holds a replica of: a chain of reorders that
+   changes only its ends' counts). Exact: the band is reached whenever some choice of leaders
+   among the replicas reaches it.
 4. **Log dirs** (``balance_disks``, greedy): per broker, replicas move from its fullest online
    log dir to its emptiest, the largest one not overshooting, until within the band.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from array import array
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Iterator
 
-from kctl.replicas.assign import PlanError
-
-TP = tuple[str, int]
-METRICS = ("replicas", "leaders", "disk")
-
-
-@dataclass
-class Layout:
-    """What the planner is given. ``partitions[i]`` is placed on ``replicas[i]`` (preferred
-    leader first) and holds ``sizes[i]`` bytes (its largest replica; 0 when unknown)."""
-
-    partitions: list[TP]
-    replicas: list[list[int]]
-    sizes: list[int]
-    racks: dict[int, str | None]  # every registered broker -> its rack
-    fenced: set[int] = field(default_factory=set)
-    # Optional: broker -> its online log dirs; (partition index, broker) -> the dir it is in.
-    log_dirs: dict[int, list[str]] = field(default_factory=dict)
-    replica_dirs: dict[tuple[int, int], str] = field(default_factory=dict)
-    # Per replica bytes where known ((partition index, broker) -> size), for log-dir balance.
-    replica_sizes: dict[tuple[int, int], int] = field(default_factory=dict)
-    # (broker, log dir) -> bytes there that the plan does not move (other topics, internal
-    # ones, future replicas): counted when log dirs are balanced.
-    dir_fixed: dict[tuple[int, str], int] = field(default_factory=dict)
-
-
-@dataclass
-class Goal:
-    remove: list[int] = field(default_factory=list)
-    add: dict[int, str | None] = field(default_factory=dict)  # new broker -> its rack
-    balance: str | None = None  # replicas | leaders | disk
-    tolerance: float = 0.10
-    replication_factor: int | None = None
-    max_moves: int | None = None
-    max_bytes: int | None = None
-    balance_disks: bool = False
-    targets: list[int] | None = None  # only these brokers may hold replicas
-    keep_leaders: bool = False  # reorder only the partitions whose replicas change
-
-
-@dataclass
-class Plan:
-    replicas: list[list[int]]
-    dir_moves: dict[tuple[int, int], str]  # (partition index, broker) -> new log dir
-    moved_replicas: int
-    moved_bytes: int
-    leader_changes: int
-    dir_moved_bytes: int
-    budget_reached: bool
-    unfinished: int  # required moves left undone (budget)
-    lower_bound: dict[str, int] | None
-    within_tolerance: bool
-    eligible: list[int]
-    metric: str
-
-
-def _band(mean: float, tolerance: float, integral: bool) -> tuple[float, float]:
-    lo, hi = mean * (1 - tolerance), mean * (1 + tolerance)
-    if integral:  # a count can always be within [floor(mean), ceil(mean)]
-        lo, hi = min(lo, math.floor(mean)), max(hi, math.ceil(mean))
-    return lo, hi
-
-
-class _Heaps:
-    """Brokers by load: one min-heap per rack and one max-heap, with lazy deletion (an entry
-    is current when its load equals the broker's)."""
-
-    def __init__(self, load: dict[int, float], rack: dict[int, str | None]) -> None:
-        self.load, self.rack = load, rack
-        self.by_rack: dict[str | None, list[tuple[float, int]]] = {}
-        self.top: list[tuple[float, int]] = []
-        for b in sorted(load):
-            self.by_rack.setdefault(rack[b], []).append((load[b], b))
-            self.top.append((-load[b], b))
-        for h in self.by_rack.values():
-            heapq.heapify(h)
-        heapq.heapify(self.top)
-        self.racks = sorted(self.by_rack, key=lambda r: (r is None, r or ""))
-
-    def add(self, b: int, delta: float) -> None:
-        self.load[b] += delta
-        heapq.heappush(self.by_rack[self.rack[b]], (self.load[b], b))
-        heapq.heappush(self.top, (-self.load[b], b))
-
-    def least(self, rack: str | None, exclude: Iterable[int]) -> int | None:
-        """The least-loaded broker of ``rack`` not in ``exclude``."""
-        h = self.by_rack[rack]
-        held: list[tuple[float, int]] = []
-        found = None
-        while h:
-            load, b = h[0]
-            if load != self.load[b]:
-                heapq.heappop(h)
-                continue
-            if b in exclude:
-                held.append(heapq.heappop(h))
-                continue
-            found = b
-            break
-        for item in held:
-            heapq.heappush(h, item)
-        return found
-
-    def smallest(self, n: int, skip: set[int] | None = None) -> list[int]:
-        """Up to ``n`` least-loaded brokers over all racks, ascending (load, id)."""
-        cands: list[tuple[float, int]] = []
-        for r in self.racks:
-            h = self.by_rack[r]
-            held: list[tuple[float, int]] = []
-            seen: set[int] = set()
-            while h and len(held) < n:
-                load, b = heapq.heappop(h)
-                if load != self.load[b] or b in seen:
-                    continue
-                seen.add(b)
-                held.append((load, b))
-            for item in held:
-                heapq.heappush(h, item)
-            cands += [x for x in held if not skip or x[1] not in skip]
-        cands.sort()
-        return [b for _, b in cands[:n]]
-
-    def largest(self, skip: set[int]) -> int | None:
-        while self.top:
-            load, b = self.top[0]
-            if -load != self.load[b] or b in skip:
-                heapq.heappop(self.top)
-                continue
-            return b
-        return None
+from kctl.reassign.assign import TP, PlanError
+from kctl.reassign.layout import METRICS, Goal, Layout, LowerBound, Plan
+from kctl.reassign.leaders import balance_leaders
+from kctl.reassign.load import Heaps, band
 
 
 class _Planner:
+    """The state of one plan: the new replica lists, the brokers' loads, the budget used; passes
+    1, 2 and 4 and the lower bound as methods (pass 3: :mod:`kctl.reassign.leaders`)."""
+
     def __init__(self, layout: Layout, goal: Goal) -> None:
         self.layout, self.goal = layout, goal
         if goal.balance is not None and goal.balance not in METRICS:
@@ -218,7 +96,7 @@ class _Planner:
             for b in reps:
                 if b in self.load:
                     self.load[b] += w
-        self.heaps = _Heaps(
+        self.heaps = Heaps(
             self.load, {b: (self.rack[b] if self.rack_aware else None) for b in self.eligible}
         )
         self.moves = 0
@@ -381,7 +259,7 @@ class _Planner:
         metric = self.metric
         total = sum(self.load.values())
         mean = total / len(self.eligible)
-        lo, hi = _band(mean, self.goal.tolerance, metric != "disk")
+        lo, hi = band(mean, self.goal.tolerance, metric != "disk")
         if metric != "disk" and self.goal.max_bytes is None and any(self.size):
             bload: dict[int, float] = {b: 0 for b in self.eligible}
             for i, reps in enumerate(self.new):
@@ -398,7 +276,7 @@ class _Planner:
                     if b in count:
                         count[b] += 1
             self.count = count
-            c_lo, c_hi = _band(sum(count.values()) / len(count), self.goal.tolerance, True)
+            c_lo, c_hi = band(sum(count.values()) / len(count), self.goal.tolerance, True)
             self.count_lo, self.count_hi = math.ceil(c_lo), math.floor(c_hi)
         on: dict[int, list[tuple[int, int]]] | None = None
         stuck: set[int] = set()
@@ -640,202 +518,6 @@ class _Planner:
             self.count[src] -= 1
             self.count[dst] += 1
 
-    # -- pass 3 ----------------------------------------------------------------------------
-
-    def leaders(self) -> int:
-        """Balance preferred leaders by reordering replica lists; the number of partitions
-        whose preferred leader changes.
-
-        A partition keeps its first replica where it still holds one. Then direct passes (the
-        lead of one partition from the broker with the most to a replica of it with at least
-        two fewer) while they help; then augmenting paths (:meth:`_chains`) for the brokers
-        still outside the band. The paths are exact: when none exists, no assignment of the
-        leaders to the replicas reaches the band (a cut of the max-flow formulation), so the
-        band is reached whenever it can be."""
-        count: dict[int, int] = {b: 0 for b in self.eligible}
-        led: dict[int, list[int]] = {b: [] for b in self.eligible}
-        pos: dict[int, int] = {}  # partition -> its index in led[its leader]
-        new, orig = self.new, self.orig
-        for i, reps in enumerate(new):
-            if not reps:
-                continue
-            first = orig[i][0] if orig[i] and orig[i][0] in reps else reps[0]
-            if first != reps[0]:
-                reps.remove(first)
-                reps.insert(0, first)
-            if first in count:
-                count[first] += 1
-                pos[i] = len(led[first])
-                led[first].append(i)
-        total = sum(count.values())
-        lo, hi = _band(total / len(self.eligible), self.goal.tolerance, True)
-        heaps = _Heaps(dict(count), {b: None for b in self.eligible})
-        cnt = heaps.load
-        fixed = self.goal.keep_leaders
-
-        def give(i: int, src: int, dst: int) -> None:
-            """The lead of partition ``i`` passes from ``src`` to ``dst`` (a replica of it)."""
-            lst = led[src]
-            k = pos.pop(i)
-            last = lst.pop()
-            if last != i:
-                lst[k] = last
-                pos[last] = k
-            pos[i] = len(led[dst])
-            led[dst].append(i)
-            reps = new[i]
-            reps.remove(dst)
-            reps.insert(0, dst)
-
-        stuck: set[int] = set()
-        while True:
-            src = heaps.largest(stuck)
-            low = heaps.smallest(1)
-            if src is None or not low or (cnt[src] <= hi and cnt[low[0]] >= lo):
-                break
-            done = False
-            lst = led[src]
-            for k in range(len(lst) - 1, -1, -1):
-                i = lst[k]
-                if fixed and new[i] == orig[i]:
-                    continue
-                best = None
-                for b in new[i][1:]:
-                    if (
-                        b in cnt
-                        and cnt[b] <= cnt[src] - 2
-                        and (best is None or (cnt[b], b) < (cnt[best], best))
-                    ):
-                        best = b
-                if best is None:
-                    continue
-                give(i, src, best)
-                heaps.add(src, -1)
-                heaps.add(best, 1)
-                done = True
-                break
-            if done:
-                stuck.clear()  # a count fell: a broker stuck before may have a way out now
-            else:
-                stuck.add(src)
-        self._chains(cnt, led, lo, hi, give)
-        return sum(1 for i, reps in enumerate(new) if reps and orig[i] and reps[0] != orig[i][0])
-
-    def _chains(
-        self,
-        cnt: dict[int, float],
-        led: dict[int, list[int]],
-        lo: float,
-        hi: float,
-        give: Callable[[int, int, int], None],
-    ) -> None:
-        """Augmenting paths for the brokers the direct passes leave outside the band.
-
-        Over the band: BFS over brokers from broker A, an edge X -> Y when X
-        leads a partition (one that may be reordered) of which Y holds a replica, to the first
-        broker that can take one more (below the band when one is reachable and any exists,
-        else any broker below ``hi``); each step of the path passes one lead, so only the ends'
-        counts change. Under the band: the same search backwards from U (Y -> U
-        when Y leads a partition U holds a replica of) to a broker that can give one up and
-        stay at or above ``lo``. When A (or U) has no path, the brokers it reaches lead every
-        partition they could lead (or none they could lose) and are all at the limit: no
-        assignment of leaders reaches the band. Deterministic: replica lists and leader lists
-        in their order, brokers by (count, id)."""
-        elig = self.eligible
-        if all(lo <= cnt[b] <= hi for b in elig):
-            return
-        new, orig, fixed = self.new, self.orig, self.goal.keep_leaders
-
-        def movable(i: int) -> bool:
-            return not (fixed and new[i] == orig[i])
-
-        # A search that fails leaves a closed set: its brokers lead only partitions whose
-        # replicas are all inside it and have no room (or, going up, none to spare). No later
-        # path can pass through such a broker, so it is skipped from then on: the failures
-        # together cost one pass over the partitions, not one per broker.
-        dead: set[int] = set()
-        over = sorted((b for b in elig if cnt[b] > hi), key=lambda b: (-cnt[b], b))
-        for a in over:
-            while cnt[a] > hi and a not in dead:
-                want_low = any(cnt[b] < lo for b in elig)
-                parent: dict[int, tuple[int, int]] = {a: (a, -1)}
-                depth = {a: 0}
-                queue = [a]
-                end = None
-                low_end = None
-                h = 0
-                while h < len(queue) and low_end is None:
-                    x = queue[h]
-                    h += 1
-                    if end is not None and depth[x] >= depth[end]:
-                        break  # the shortest paths are all seen: none ends below the band
-                    for i in led[x]:
-                        if not movable(i):
-                            continue
-                        for y in new[i][1:]:
-                            if y in parent or y not in cnt or y in dead:
-                                continue
-                            parent[y] = (x, i)
-                            depth[y] = depth[x] + 1
-                            queue.append(y)
-                            if cnt[y] + 1 <= hi:
-                                if end is None:
-                                    end = y
-                                if not want_low or cnt[y] < lo:
-                                    low_end = y
-                                    break
-                        if low_end is not None:
-                            break
-                end = low_end if low_end is not None else end
-                if end is None:  # no assignment brings a under the band's top
-                    dead.update(parent)
-                    break
-                node = end
-                while node != a:
-                    x, i = parent[node]
-                    give(i, x, node)
-                    node = x
-                cnt[a] -= 1
-                cnt[end] += 1
-        under = sorted((b for b in elig if cnt[b] < lo), key=lambda b: (cnt[b], b))
-        if not under:
-            return
-        holds: dict[int, list[int]] = {b: [] for b in elig}  # broker -> partitions it holds
-        for i, reps in enumerate(new):
-            for b in reps:
-                if b in holds:
-                    holds[b].append(i)
-        dead.clear()
-        for u in under:
-            while cnt[u] < lo and u not in dead:
-                # back[y] = (z, i): y leads i, of which z (nearer u) holds a replica
-                back: dict[int, tuple[int, int]] = {u: (u, -1)}
-                queue = [u]
-                source = None
-                h = 0
-                while h < len(queue) and source is None:
-                    z = queue[h]
-                    h += 1
-                    for i in holds[z]:
-                        y = new[i][0]
-                        if y == z or y in back or y not in cnt or y in dead or not movable(i):
-                            continue
-                        back[y] = (z, i)
-                        queue.append(y)
-                        if cnt[y] - 1 >= lo:
-                            source = y
-                            break
-                if source is None:  # no assignment brings u up to the band's bottom
-                    dead.update(back)
-                    break
-                node = source
-                while node != u:
-                    z, i = back[node]
-                    give(i, node, z)
-                    node = z
-                cnt[source] -= 1
-                cnt[u] += 1
-
     # -- pass 4 ----------------------------------------------------------------------------
 
     def disks(self) -> tuple[dict[tuple[int, int], str], int]:
@@ -856,7 +538,7 @@ class _Planner:
                 d: float(sum(s for s, _ in items[d]) + lay.dir_fixed.get((b, d), 0)) for d in dirs
             }
             mean = sum(used.values()) / len(dirs)
-            _lo, hi = _band(mean, self.goal.tolerance, False)
+            _lo, hi = band(mean, self.goal.tolerance, False)
             for _ in range(sum(len(v) for v in items.values()) + 1):
                 src = max(dirs, key=lambda d: (used[d], d))
                 dst = min(dirs, key=lambda d: (used[d], d))
@@ -885,7 +567,7 @@ class _Planner:
 
     # -- bounds ----------------------------------------------------------------------------
 
-    def lower_bound(self) -> dict[str, int] | None:
+    def lower_bound(self) -> LowerBound | None:
         g = self.goal
         if g.targets is not None:
             return None
@@ -911,7 +593,7 @@ class _Planner:
             copies = sorted(
                 self.size[i] for i, reps in enumerate(orig) for b in reps if b in eligible
             )
-            out = {"replicas": k, "bytes": sum(copies[:k])}
+            out: LowerBound = {"replicas": k, "bytes": sum(copies[:k])}
             if g.max_bytes is None and any(self.size):
                 # what the count balance moves replicas of typical size for: the bytes that
                 # must move for the bytes per broker to be within the band as well
@@ -928,7 +610,7 @@ class _Planner:
                 if b in load:
                     load[b] += self.size[i] if disk else 1
         mean = sum(load.values()) / len(self.eligible)
-        lo, hi = _band(mean, self.goal.tolerance, not disk)
+        lo, hi = band(mean, self.goal.tolerance, not disk)
         if not disk:  # whole replicas: a count is within the band from ceil(lo) to floor(hi)
             lo, hi = math.ceil(lo), math.floor(hi)
         excess = sum(max(0.0, v - hi) for v in load.values())
@@ -972,9 +654,9 @@ def plan(layout: Layout, goal: Goal) -> Plan:
         within = p.balance()
     else:
         total = sum(p.load.values())
-        lo, hi = _band(total / len(p.eligible), goal.tolerance, p.metric != "disk")
+        lo, hi = band(total / len(p.eligible), goal.tolerance, p.metric != "disk")
         within = p.within(lo, hi)
-    leader_changes = p.leaders()
+    leader_changes = balance_leaders(p.new, p.orig, p.eligible, goal.tolerance, goal.keep_leaders)
     dir_moves, dir_bytes = p.disks() if goal.balance_disks else ({}, 0)
     lower = p.lower_bound()
     return Plan(
@@ -990,194 +672,4 @@ def plan(layout: Layout, goal: Goal) -> Plan:
         within_tolerance=within,
         eligible=p.eligible,
         metric=p.metric,
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# The plan document and the figures
-
-
-def changed(layout: Layout, result: Plan) -> list[int]:
-    """Indexes of the partitions the plan changes (replicas, their order, or a log dir)."""
-    dirs = {i for i, _ in result.dir_moves}
-    return [i for i, reps in enumerate(result.replicas) if reps != layout.replicas[i] or i in dirs]
-
-
-def document(layout: Layout, result: Plan) -> dict[str, Any]:
-    """kafka-reassign-partitions.sh's plan JSON of the changed partitions; ``log_dirs`` names
-    the target dir of a replica that moves between its broker's log dirs, else ``"any"``."""
-    out = []
-    for i in changed(layout, result):
-        topic, partition = layout.partitions[i]
-        reps = result.replicas[i]
-        out.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "replicas": list(reps),
-                "log_dirs": [result.dir_moves.get((i, b), "any") for b in reps],
-            }
-        )
-    out.sort(key=lambda e: (e["topic"], e["partition"]))
-    return {"version": 1, "partitions": out}
-
-
-def _figures(
-    layout: Layout, assignment: list[list[int]], brokers: list[int]
-) -> dict[int, list[int]]:
-    fig = {b: [0, 0, 0] for b in brokers}
-    for i, reps in enumerate(assignment):
-        for k, b in enumerate(reps):
-            f = fig.get(b)
-            if f is None:
-                f = fig[b] = [0, 0, 0]
-            f[0] += 1
-            f[2] += layout.sizes[i]
-            if k == 0:
-                f[1] += 1
-    return fig
-
-
-def _spread(values: list[int]) -> int:
-    return max(values) - min(values) if values else 0
-
-
-def report(layout: Layout, goal: Goal, result: Plan) -> dict[str, Any]:
-    """Before/after per broker and per rack, the spreads, and what moves."""
-    racks = dict(layout.racks)
-    racks.update({b: r for b, r in goal.add.items() if r is not None or b not in racks})
-    brokers = sorted(set(racks) | set(goal.add))
-    before = _figures(layout, layout.replicas, brokers)
-    after = _figures(layout, result.replicas, brokers)
-    rows: list[dict[str, Any]] = []
-    removed, fenced = set(goal.remove), set(layout.fenced)
-    for b in sorted(set(before) | set(after)):
-        x, y = before.get(b, [0, 0, 0]), after.get(b, [0, 0, 0])
-        state = (
-            "removed" if b in removed else "fenced" if b in fenced
-            else "new" if b in goal.add else "" if b in racks else "unknown"
-        )  # fmt: skip
-        rows.append(
-            {
-                "broker": b,
-                "rack": racks.get(b),
-                "state": state,
-                "replicas_before": x[0],
-                "replicas_after": y[0],
-                "leaders_before": x[1],
-                "leaders_after": y[1],
-                "bytes_before": x[2],
-                "bytes_after": y[2],
-            }
-        )
-    by_rack: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        key = r["rack"] if r["rack"] is not None else "-"
-        agg = by_rack.setdefault(key, {"rack": key, "brokers": 0})
-        agg["brokers"] += 1
-        for k in ("replicas_before", "replicas_after", "leaders_before", "leaders_after",
-                  "bytes_before", "bytes_after"):  # fmt: skip
-            agg[k] = agg.get(k, 0) + r[k]
-    eligible = set(result.eligible)
-    live = [r for r in rows if r["broker"] in eligible]
-    spread = {
-        k: {
-            "before": _spread([int(r[f"{k}_before"]) for r in live]),
-            "after": _spread([int(r[f"{k}_after"]) for r in live]),
-        }
-        for k in ("replicas", "leaders", "bytes")
-    }
-    return {
-        "goal": {
-            "remove_brokers": sorted(goal.remove),
-            "add_brokers": sorted(goal.add),
-            "balance": goal.balance,
-            "tolerance_pct": round(goal.tolerance * 100, 3),
-            "replication_factor": goal.replication_factor,
-            "max_moves": goal.max_moves,
-            "max_bytes": goal.max_bytes,
-            "balance_disks": goal.balance_disks,
-            "keep_leaders": goal.keep_leaders,
-        },
-        "partitions": len(layout.partitions),
-        "partitions_changed": len(changed(layout, result)),
-        "moved_replicas": result.moved_replicas,
-        "moved_bytes": result.moved_bytes,
-        "leader_changes": result.leader_changes,
-        "log_dir_moves": len(result.dir_moves),
-        "log_dir_moved_bytes": result.dir_moved_bytes,
-        "lower_bound": result.lower_bound,
-        "within_tolerance": result.within_tolerance,
-        "budget_reached": result.budget_reached,
-        "unfinished_moves": result.unfinished,
-        "spread": spread,
-        "brokers": rows,
-        "racks": [by_rack[k] for k in sorted(by_rack)],
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# From a cluster snapshot
-
-
-def from_snapshot(
-    snapshot: Any, topics: list[str] | None = None, include: str | None = None, dirs: bool = True
-) -> Layout:
-    """The layout of a :class:`~kctl.replicas.model.ClusterSnapshot`: every non-internal topic
-    (or ``topics``, or those whose name matches the regular expression ``include``), sizes from
-    its log dirs (a partition's size is its largest replica); ``dirs``: also each replica's log
-    dir and size (what ``balance_disks`` needs)."""
-    import re
-
-    pattern = re.compile(include) if include else None
-    wanted = set(topics or [])
-    known = {t.name for t in snapshot.topics}
-    for name in sorted(wanted - known):
-        raise PlanError(f"unknown topic {name!r}")
-    chosen = []
-    for t in snapshot.topics:
-        if wanted:
-            if t.name not in wanted:
-                continue
-        elif t.internal:
-            continue
-        if pattern is not None and not pattern.search(t.name):
-            continue
-        chosen.append(t)
-    chosen.sort(key=lambda t: t.name)
-    partitions: list[TP] = []
-    replicas: list[list[int]] = []
-    index: dict[TP, int] = {}
-    for t in chosen:
-        for p in sorted(t.partitions, key=lambda p: p.partition):
-            index[(t.name, p.partition)] = len(partitions)
-            partitions.append((t.name, p.partition))
-            replicas.append(list(p.replicas))
-    sizes = [0] * len(partitions)
-    log_dirs: dict[int, list[str]] = {}
-    replica_dirs: dict[tuple[int, int], str] = {}
-    replica_sizes: dict[tuple[int, int], int] = {}
-    dir_fixed: dict[tuple[int, str], int] = {}
-    for d in snapshot.log_dirs:
-        if d.error is not None:
-            continue
-        log_dirs.setdefault(d.broker, []).append(d.path)
-        for r in d.replicas:
-            i = index.get((r.topic, r.partition))
-            if i is None or r.is_future:
-                if dirs:
-                    key = (d.broker, d.path)
-                    dir_fixed[key] = dir_fixed.get(key, 0) + r.size
-                continue
-            if r.size > sizes[i]:
-                sizes[i] = r.size
-            if dirs:
-                replica_dirs[(i, d.broker)] = d.path
-                replica_sizes[(i, d.broker)] = r.size
-    racks = {b.id: b.rack for b in snapshot.brokers}
-    fenced = set(snapshot.fenced_brokers or [])
-    for b in fenced:
-        racks.setdefault(b, None)
-    return Layout(
-        partitions, replicas, sizes, racks, fenced, log_dirs, replica_dirs, replica_sizes, dir_fixed
     )

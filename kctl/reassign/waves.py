@@ -1,9 +1,8 @@
 """Executing a reassignment plan in waves, pure: where each partition of a plan stands against
 the cluster (done, in flight, not started), the waves that the rest is submitted in (at most N
-partition moves and/or a byte budget each), the bytes each move copies, and the throttle
-configs of one wave as changes against the previous wave's (so a broker or topic that no
-longer moves loses its throttle). The broker calls are in :mod:`kctl.broker.reassign`; the
-progress math in :mod:`kctl.replicas.progress`.
+partition moves and/or a byte budget each) and the bytes each move copies. The run itself is
+:mod:`kctl.reassign.run`; the throttles of each wave :mod:`kctl.reassign.throttles`; the
+progress math :mod:`kctl.reassign.progress`.
 
 Everything here is derived from the plan and the cluster's state (current replicas and the
 ongoing reassignments), never from a local state file: ``reassign verify`` on another machine
@@ -11,51 +10,14 @@ knows as much as the ``execute`` that started the plan."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-from kctl.errors import UsageError
-from kctl.replicas.assign import TP, Assignment
+from kctl.reassign.assign import TP, Assignment
 
 DONE = "done"
 IN_FLIGHT = "in-flight"
 PENDING = "pending"
 MISSING = "missing"
-
-Changes = list[tuple[str, str, dict[str, str | None]]]
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1000,
-    "kb": 1000,
-    "m": 1000**2,
-    "mb": 1000**2,
-    "g": 1000**3,
-    "gb": 1000**3,
-    "t": 1000**4,
-    "tb": 1000**4,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-    "tib": 1024**4,
-}
-
-
-def parse_size(text: str | int, option: str) -> int:
-    """A byte count: ``50000000``, ``50MB`` / ``50M`` (10^6), ``1.5GiB`` (2^30), optionally
-    followed by ``/s`` for a rate. At least 1."""
-    raw = str(text).strip()
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)(?:/s)?", raw)
-    unit = m.group(2).lower() if m else ""
-    if not m or unit not in _UNITS:
-        raise UsageError(
-            f"malformed {option} {raw!r}", "say a number of bytes, or with a unit: 50MB, 1.5GiB"
-        )
-    value = int(float(m.group(1)) * _UNITS[unit])
-    if value < 1:
-        raise UsageError(f"{option} must be at least 1 byte", f"got {raw!r}")
-    return value
 
 
 def classify(plan: Assignment, current: Assignment, running: Iterable[TP]) -> dict[TP, str]:
@@ -121,16 +83,3 @@ def wave_of(waves: list[list[TP]], tp: TP) -> int:
         if tp in wave:
             return i
     return 0
-
-
-def throttle_diff(before: Changes, after: Changes) -> Changes:
-    """The config changes that take the throttles from ``before`` to ``after`` (each a list of
-    (kind, name, configs) as :func:`kctl.broker.reassign.throttle_changes` gives): everything
-    of ``after``, plus a removal (None) of every config ``before`` set that ``after`` does not."""
-    now = {(k, n): dict(v) for k, n, v in after}
-    out: Changes = [(k, n, dict(v)) for k, n, v in after]
-    for kind, name, values in before:
-        gone = {key: None for key in values if key not in now.get((kind, name), {})}
-        if gone:
-            out.append((kind, name, gone))  # type: ignore[arg-type]
-    return out
